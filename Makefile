@@ -1,0 +1,50 @@
+# Everything the project needs goes into its own .venv (Python) and .npm-tools (Node);
+# nothing depends on what happens to be installed on the machine.
+PYTHON      ?= python3
+VENV        := .venv
+PY          := $(VENV)/bin/python
+CR          := $(VENV)/bin/context-router
+NPM_PREFIX  := .npm-tools
+DB          ?= router.db
+PY_STAMP    := $(VENV)/.installed
+NPM_STAMP   := $(NPM_PREFIX)/.installed
+
+# Real backend MCP servers and real third-party clients/validators used by the product
+# and its tests, pinned. Installed with the system npm into the project's own prefix.
+NPM_PACKAGES := \
+	@modelcontextprotocol/server-filesystem@2026.8.31 \
+	@modelcontextprotocol/server-memory@2026.8.31 \
+	@modelcontextprotocol/server-everything@2026.8.31 \
+	@modelcontextprotocol/inspector@2.12.0 \
+	skills@1.7.4 \
+	opencode-ai@1.18.33
+
+.PHONY: install catalog run serve test bench clean
+
+install: $(PY_STAMP) $(NPM_STAMP)
+
+$(PY_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+$(NPM_STAMP): Makefile
+	mkdir -p $(NPM_PREFIX)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_PACKAGES)
+	touch $@
+
+catalog: install
+	$(CR) catalog --db $(DB)
+
+run: catalog
+	$(CR) search --db $(DB) "what time is it in Tokyo"
+
+test: install
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) $(NPM_PREFIX) *.egg-info

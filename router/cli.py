@@ -1,0 +1,36 @@
+"""The `context-router` command line: argparse subcommands, no logic of its own.
+
+Each subcommand lives in a module of router.commands that offers `register(subparsers)`;
+the handler it sets returns the process exit code.
+"""
+
+import argparse
+import importlib
+import sys
+
+from router.errors import RouterError
+
+COMMAND_MODULES = (
+    "router.commands.catalog",
+    "router.commands.search",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="context-router",
+        description="Three cache-stable MCP meta-tools over one SQLite catalog of backend tools.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except RouterError as exc:
+        print(f"context-router {args.command}: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,85 @@
+"""Open the one SQLite file and bring it to the schema in schema.sql.
+
+Connection set-up is apsw's own best practice (WAL, busy timeout, foreign keys, no
+double-quoted string literals), applied once per process rather than a hand-made pragma list.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import apsw
+import apsw.bestpractice
+
+from router.errors import SchemaVersionError
+from router.paths import SCHEMA_FILE
+
+# Bump when schema.sql changes in a way an existing file must be migrated for.
+SCHEMA_VERSION = 1
+
+_best_practice_applied = False
+
+
+def _apply_best_practice() -> None:
+    global _best_practice_applied
+    if not _best_practice_applied:
+        apsw.bestpractice.apply(apsw.bestpractice.recommended)
+        _best_practice_applied = True
+
+
+def connect(path: Path | str, *, apply_schema: bool = True) -> apsw.Connection:
+    """Open (creating if needed) the database and make sure its schema is current."""
+    _apply_best_practice()
+    conn = apsw.Connection(str(path))
+    if apply_schema:
+        ensure_schema(conn)
+    return conn
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def ensure_schema(conn: apsw.Connection) -> None:
+    """Apply schema.sql in one transaction when the file is older than this router.
+
+    schema.sql is idempotent (IF NOT EXISTS throughout, views dropped and re-created), so a
+    file at any older version is brought up to date by running it again.
+    """
+    current = schema_version(conn)
+    if current == SCHEMA_VERSION:
+        return
+    if current > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"database schema version {current} is newer than this router's {SCHEMA_VERSION}; "
+            "upgrade context-router"
+        )
+    script = SCHEMA_FILE.read_text(encoding="utf-8")
+    with conn:  # one transaction: a failure leaves the file as it was
+        conn.execute(script)
+        conn.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+
+
+@contextmanager
+def immediate(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT: takes the write lock up front, so check-then-write
+    sequences cannot interleave with another process."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def query_dicts(conn: apsw.Connection, sql: str, bindings=None) -> list[dict]:
+    """Run one statement and return its rows as dicts keyed by column name."""
+    cursor = conn.execute(sql, bindings) if bindings is not None else conn.execute(sql)
+    names: list[str] | None = None
+    out = []
+    for row in cursor:
+        if names is None:
+            names = [d[0] for d in cursor.getdescription()]
+        out.append(dict(zip(names, row)))
+    return out

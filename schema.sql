@@ -1,0 +1,266 @@
+-- context-router: the whole database, tables and views, in one file.
+--
+-- Applied by router/db.py inside one transaction whenever the file's PRAGMA user_version is
+-- older than router.db.SCHEMA_VERSION. Every statement is idempotent (IF NOT EXISTS; views
+-- are dropped and re-created), so re-applying it is harmless.
+--
+-- Keep everything here readable by the sqlite3 shell people already have (Debian 12 ships
+-- 3.40): no JSONB functions, no syntax newer than 3.40.
+--
+-- Conventions: timestamps are ISO-8601 UTC text ('2026-11-29T20:21:16.123Z'); money is integer
+-- micro-dollars (1 USD = 1,000,000); hashes carry their algorithm ('b3:<hex>', 'sha256:<hex>').
+
+------------------------------------------------------------------------------------------
+-- Catalog: profiles → servers → tools, with an external-content FTS5 index over tools.
+------------------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS profiles (
+    name        TEXT PRIMARY KEY,
+    description TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS servers (
+    name        TEXT PRIMARY KEY,
+    profile     TEXT NOT NULL REFERENCES profiles(name),
+    -- where the tool list came from (package and version, or a harvest), for people
+    source      TEXT NOT NULL DEFAULT '',
+    -- the seed or catalog file that declared it
+    origin_file TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS tools (
+    id              INTEGER PRIMARY KEY,
+    -- the catalog name agents use; unique across every server
+    name            TEXT NOT NULL UNIQUE,
+    -- the name the backend itself knows the tool by (forwarded calls use this)
+    backend_name    TEXT NOT NULL,
+    server          TEXT NOT NULL REFERENCES servers(name) ON DELETE CASCADE,
+    description     TEXT NOT NULL,
+    -- one line for search results: never the schema
+    summary         TEXT NOT NULL,
+    input_schema    TEXT NOT NULL CHECK (json_valid(input_schema)),
+    annotations     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(annotations)),
+    -- searchable text derived from the definition: the name split into words, and the
+    -- argument names with their descriptions
+    name_words      TEXT NOT NULL DEFAULT '',
+    arg_text        TEXT NOT NULL DEFAULT '',
+    -- router fields: trigger phrases and boost keywords, one per line
+    triggers        TEXT NOT NULL DEFAULT '',
+    boost           TEXT NOT NULL DEFAULT '',
+    -- 1 unless annotations.readOnlyHint is true: a tool that does not say it is read-only
+    -- is treated as mutating (fail-closed)
+    mutating        INTEGER NOT NULL CHECK (mutating IN (0, 1)),
+    -- b3: hash of the RFC 8785 bytes of {name, description, inputSchema, annotations}:
+    -- what harvest compares to notice a changed definition
+    definition_hash TEXT NOT NULL,
+    UNIQUE (server, backend_name)
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS tools_by_server ON tools(server);
+
+-- External-content FTS5 index over tools: the text lives once, in tools; the triggers
+-- below keep the index in step with every insert, update and delete.
+-- porter stemming so 'installing' finds 'install'; unicode61 folds case and diacritics.
+CREATE VIRTUAL TABLE IF NOT EXISTS tools_fts USING fts5(
+    name_words, description, arg_text, triggers, boost,
+    content='tools', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER IF NOT EXISTS tools_ai AFTER INSERT ON tools BEGIN
+    INSERT INTO tools_fts(rowid, name_words, description, arg_text, triggers, boost)
+    VALUES (new.id, new.name_words, new.description, new.arg_text, new.triggers, new.boost);
+END;
+
+CREATE TRIGGER IF NOT EXISTS tools_ad AFTER DELETE ON tools BEGIN
+    INSERT INTO tools_fts(tools_fts, rowid, name_words, description, arg_text, triggers, boost)
+    VALUES ('delete', old.id, old.name_words, old.description, old.arg_text, old.triggers, old.boost);
+END;
+
+CREATE TRIGGER IF NOT EXISTS tools_au AFTER UPDATE ON tools BEGIN
+    INSERT INTO tools_fts(tools_fts, rowid, name_words, description, arg_text, triggers, boost)
+    VALUES ('delete', old.id, old.name_words, old.description, old.arg_text, old.triggers, old.boost);
+    INSERT INTO tools_fts(rowid, name_words, description, arg_text, triggers, boost)
+    VALUES (new.id, new.name_words, new.description, new.arg_text, new.triggers, new.boost);
+END;
+
+-- One row per catalog load that changed something; a load identical to the current
+-- catalog writes nothing.
+CREATE TABLE IF NOT EXISTS catalog_loads (
+    id          INTEGER PRIMARY KEY,
+    loaded_at   TEXT NOT NULL,
+    input_hash  TEXT NOT NULL,
+    tools       INTEGER NOT NULL,
+    added       INTEGER NOT NULL,
+    changed     INTEGER NOT NULL,
+    removed     INTEGER NOT NULL
+) STRICT;
+
+------------------------------------------------------------------------------------------
+-- Calls: audit of every meta-tool call and the circuit breaker per backend tool.
+------------------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS audit (
+    id          INTEGER PRIMARY KEY,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT,
+    session_id  TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    -- 'mcp_call_tool' etc.; target is the catalog tool a call was for, if any
+    meta_tool   TEXT NOT NULL,
+    target      TEXT,
+    -- b3: hash of the RFC 8785 bytes of the arguments; the arguments themselves are not
+    -- stored (they may hold secrets)
+    args_hash   TEXT NOT NULL,
+    -- 'started' until the call finishes; a row left 'started' by a dead process is shown
+    -- as 'interrupted' by v_recent_audit
+    outcome     TEXT NOT NULL,
+    latency_ms  REAL,
+    error       TEXT,
+    pid         INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit(started_at);
+
+CREATE TABLE IF NOT EXISTS breaker (
+    tool                 TEXT PRIMARY KEY,
+    state                TEXT NOT NULL CHECK (state IN ('closed', 'open', 'half_open')),
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    -- unix seconds (REAL) so the 60 s window is arithmetic, injectable in tests
+    opened_at            REAL,
+    updated_at           TEXT NOT NULL,
+    last_error           TEXT
+) STRICT;
+
+------------------------------------------------------------------------------------------
+-- Skills: hashes of locked skills and every verification outcome.
+------------------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS skill_hashes (
+    skill            TEXT PRIMARY KEY,
+    folder           TEXT NOT NULL,
+    -- .skill-lock.json skillFolderHash (sha256 hex or git tree sha)
+    folder_hash      TEXT,
+    -- grimoire.lock: b3: of the RFC 8785 declaration, and the blake3 tree hash
+    declaration_hash TEXT,
+    tree_hash        TEXT,
+    recorded_at      TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS skill_verifications (
+    id          INTEGER PRIMARY KEY,
+    at          TEXT NOT NULL,
+    skill       TEXT NOT NULL,
+    action      TEXT NOT NULL,          -- 'verify' | 'mount'
+    outcome     TEXT NOT NULL,          -- 'verified' | 'refused' | 'mounted'
+    detail      TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+------------------------------------------------------------------------------------------
+-- Break-glass: model prices, panels, and the cost ledger.
+------------------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS model_prices (
+    model                      TEXT PRIMARY KEY,
+    -- OpenRouter quotes USD per token as decimal strings; stored as integer
+    -- pico-dollars per token (1 USD = 10^12) so cheap models do not round to zero
+    prompt_picodollars_per_tok     INTEGER NOT NULL CHECK (prompt_picodollars_per_tok >= 0),
+    completion_picodollars_per_tok INTEGER NOT NULL CHECK (completion_picodollars_per_tok >= 0),
+    context_length             INTEGER
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS panels (
+    problem_type TEXT NOT NULL,
+    position     INTEGER NOT NULL,
+    model        TEXT NOT NULL,
+    PRIMARY KEY (problem_type, position)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS cost_ledger (
+    id            INTEGER PRIMARY KEY,
+    at            TEXT NOT NULL,
+    session_id    TEXT NOT NULL,
+    invocation_id TEXT NOT NULL,
+    -- 'estimate' | 'reservation' | 'settlement' | 'release' | 'refusal' | 'outcome'
+    kind          TEXT NOT NULL,
+    micro_usd     INTEGER NOT NULL DEFAULT 0,
+    detail        TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS cost_ledger_by_session ON cost_ledger(session_id);
+
+------------------------------------------------------------------------------------------
+-- Views: what the meta-tools read, and what people inspect with the sqlite3 shell.
+------------------------------------------------------------------------------------------
+
+DROP VIEW IF EXISTS v_tool_schema;
+-- mcp_inspect_schema: one tool's full definition, served from the catalog even while its
+-- backend is down.
+CREATE VIEW v_tool_schema AS
+SELECT t.name, s.profile, t.server, t.backend_name, t.description, t.input_schema,
+       t.annotations, t.mutating
+FROM tools t JOIN servers s ON s.name = t.server;
+
+DROP VIEW IF EXISTS v_catalog_per_profile;
+CREATE VIEW v_catalog_per_profile AS
+SELECT p.name AS profile,
+       count(DISTINCT s.name) AS servers,
+       count(t.id) AS tools,
+       coalesce(sum(t.mutating), 0) AS mutating_tools
+FROM profiles p
+LEFT JOIN servers s ON s.profile = p.name
+LEFT JOIN tools t ON t.server = s.name
+GROUP BY p.name
+ORDER BY p.name;
+
+DROP VIEW IF EXISTS v_recent_audit;
+CREATE VIEW v_recent_audit AS
+SELECT id, started_at, session_id, role, meta_tool, target,
+       CASE WHEN outcome = 'started' AND finished_at IS NULL THEN 'interrupted' ELSE outcome END
+           AS outcome,
+       round(latency_ms, 3) AS latency_ms, error
+FROM audit
+ORDER BY id DESC
+LIMIT 100;
+
+DROP VIEW IF EXISTS v_breaker_state;
+CREATE VIEW v_breaker_state AS
+SELECT tool, state, consecutive_failures,
+       CASE WHEN opened_at IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%SZ', opened_at, 'unixepoch') END AS opened_at,
+       updated_at, last_error
+FROM breaker
+ORDER BY tool;
+
+DROP VIEW IF EXISTS v_cost_per_session;
+CREATE VIEW v_cost_per_session AS
+SELECT session_id,
+       min(at) AS first_at,
+       count(DISTINCT CASE WHEN kind = 'settlement' THEN invocation_id END) AS calls,
+       coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) AS spent_micro_usd,
+       printf('%.4f', coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) / 1e6)
+           AS spent_usd
+FROM cost_ledger
+GROUP BY session_id
+ORDER BY first_at DESC;
+
+DROP VIEW IF EXISTS v_cost_per_day;
+CREATE VIEW v_cost_per_day AS
+SELECT substr(at, 1, 10) AS day,
+       count(DISTINCT CASE WHEN kind = 'settlement' THEN invocation_id END) AS calls,
+       coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) AS spent_micro_usd,
+       printf('%.4f', coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) / 1e6)
+           AS spent_usd
+FROM cost_ledger
+GROUP BY day
+ORDER BY day DESC;
+
+DROP VIEW IF EXISTS v_skills;
+CREATE VIEW v_skills AS
+SELECT h.skill, h.folder, h.folder_hash, h.declaration_hash,
+       (SELECT v.outcome FROM skill_verifications v WHERE v.skill = h.skill
+        ORDER BY v.id DESC LIMIT 1) AS last_outcome,
+       (SELECT v.at FROM skill_verifications v WHERE v.skill = h.skill
+        ORDER BY v.id DESC LIMIT 1) AS last_checked_at
+FROM skill_hashes h
+ORDER BY h.skill;

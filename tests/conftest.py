@@ -1,0 +1,57 @@
+"""Shared fixtures: every test gets its own SQLite file in a temp dir; nothing is written
+into the working directory."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from router.db import connect
+from router.paths import SEEDS_DIR
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path, monkeypatch):
+    """Point every default path at the test's temp dir."""
+    monkeypatch.setenv("CONTEXT_ROUTER_DB", str(tmp_path / "env-default.db"))
+    monkeypatch.delenv("CONTEXT_ROUTER_ROLE", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "router.db"
+
+
+@pytest.fixture
+def conn(db_path):
+    connection = connect(db_path)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def seed_copy(tmp_path) -> Path:
+    """A private copy of the project's seeds that a test may break."""
+    target = tmp_path / "seeds"
+    shutil.copytree(SEEDS_DIR, target)
+    return target
+
+
+@pytest.fixture
+def venv_bin() -> Path:
+    """The bin directory of the interpreter running the tests (the project's .venv)."""
+    import sys
+
+    return Path(sys.executable).parent
+
+
+def project_env(**extra: str) -> dict[str, str]:
+    """Environment for subprocesses: the test's env plus the project's venv on PATH."""
+    import sys
+
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env

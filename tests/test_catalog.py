@@ -1,0 +1,218 @@
+"""Loading seeds and user catalogs: validation, one transaction, idempotence, FTS sync."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from router.catalog import load_catalog, read_seed_dir
+from router.errors import SeedError
+from router.paths import SEEDS_DIR
+from router.search import search
+
+
+def catalog_snapshot(conn):
+    """Everything a load may change, including rowids and the FTS index contents."""
+    return {
+        "tools": conn.execute("SELECT * FROM tools ORDER BY id").fetchall(),
+        "servers": conn.execute("SELECT * FROM servers ORDER BY name").fetchall(),
+        "profiles": conn.execute("SELECT * FROM profiles ORDER BY name").fetchall(),
+        "loads": conn.execute("SELECT * FROM catalog_loads ORDER BY id").fetchall(),
+        "fts": conn.execute("SELECT rowid, * FROM tools_fts ORDER BY rowid").fetchall(),
+    }
+
+
+def write_jsonl(path, tools):
+    path.write_text("".join(json.dumps(tool) + "\n" for tool in tools))
+    return path
+
+
+def user_tool(name, description, **extra):
+    tool = {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+    tool.update(extra)
+    return tool
+
+
+def test_seeds_load_and_summarise(conn):
+    summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    seeded = sum(len(seed.tools) for seed, _ in read_seed_dir(SEEDS_DIR))
+    assert summary.total == seeded == conn.execute("SELECT count(*) FROM tools").fetchone()[0]
+    assert summary.added == seeded and summary.changed == summary.removed == 0
+    assert "catalog:" in summary.one_line() and "core" in summary.one_line()
+
+
+def test_reloading_the_same_seeds_changes_nothing(conn):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    before = catalog_snapshot(conn)
+    summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert (summary.added, summary.changed, summary.removed) == (0, 0, 0)
+    assert catalog_snapshot(conn) == before
+
+
+@pytest.mark.parametrize(
+    "breakage, expected",
+    [
+        (lambda seed: seed["tools"][0].pop("description"), r"tools\[0\]\): field description"),
+        (
+            lambda seed: seed["tools"][1]["inputSchema"].update(type="array"),
+            r"tools\[1\]\): field inputSchema: must be a JSON Schema",
+        ),
+        (
+            lambda seed: seed["tools"][0]["inputSchema"].update(properties={"x": {"type": 5}}),
+            r"field inputSchema: not a valid JSON Schema at properties/x/type",
+        ),
+        (lambda seed: seed["tools"][0].update(trigers=["typo"]), r"field trigers: unknown field"),
+        (lambda seed: seed.update(profile="Not A Profile"), r"field profile"),
+        (lambda seed: seed["tools"][0].update(name="bad name!"), r"field name"),
+    ],
+)
+def test_broken_seed_names_file_tool_field_and_keeps_old_catalog(conn, seed_copy, breakage, expected):
+    load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    before = catalog_snapshot(conn)
+    assert len(before["tools"]) > 0
+
+    victim = seed_copy / "time.json"
+    seed = json.loads(victim.read_text())
+    breakage(seed)
+    victim.write_text(json.dumps(seed))
+
+    with pytest.raises(SeedError, match=expected) as error:
+        load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    assert "time.json" in str(error.value)
+    assert catalog_snapshot(conn) == before
+
+
+def test_invalid_json_names_line_and_column(conn, seed_copy):
+    load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    before = catalog_snapshot(conn)
+    (seed_copy / "time.json").write_text('{\n  "server": "time",\n  oops\n}')
+    with pytest.raises(SeedError, match=r"time.json: line 3 column 3: invalid JSON"):
+        load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    assert catalog_snapshot(conn) == before
+
+
+def test_duplicate_tool_names_across_servers_are_refused(conn, seed_copy):
+    seed = json.loads((seed_copy / "time.json").read_text())
+    seed["server"] = "time-copy"
+    (seed_copy / "zz-time-copy.json").write_text(json.dumps(seed))
+    with pytest.raises(SeedError, match=r"already in the catalog from .*time.json; give one server a toolPrefix"):
+        load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    seed["toolPrefix"] = "copy_"
+    (seed_copy / "zz-time-copy.json").write_text(json.dumps(seed))
+    load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    row = conn.execute(
+        "SELECT backend_name, server FROM tools WHERE name = 'copy_convert_time'"
+    ).fetchone()
+    assert row == ("convert_time", "time-copy")
+
+
+def test_failure_midway_through_the_write_rolls_back(conn, seed_copy, monkeypatch):
+    """A database error after some rows were written leaves the previous catalog whole."""
+    import router.catalog as catalog_module
+
+    load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    before = catalog_snapshot(conn)
+    seed = json.loads((seed_copy / "time.json").read_text())
+    seed["tools"][0]["description"] = "A changed description so the load writes rows"
+    (seed_copy / "time.json").write_text(json.dumps(seed))
+    monkeypatch.setattr(catalog_module, "DELETE_UNUSED_PROFILES", "DELETE FROM no_such_table")
+    with pytest.raises(Exception, match="no_such_table"):
+        load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    assert catalog_snapshot(conn) == before
+
+
+def test_every_seed_input_schema_is_valid_json_schema():
+    seeds = read_seed_dir(SEEDS_DIR)
+    for seed, origin in seeds:
+        for tool in seed.tools:
+            Draft202012Validator.check_schema(tool.inputSchema)
+            assert tool.inputSchema["type"] == "object", (origin, tool.name)
+            assert tool.triggers and tool.boost, f"{origin}: {tool.name} has no triggers/boost"
+
+
+def test_fts_stays_in_sync_after_update_and_delete(conn, tmp_path):
+    first = write_jsonl(
+        tmp_path / "mine.jsonl",
+        [
+            user_tool("frobnicate_widget", "Frobnicate a widget with zorbles"),
+            user_tool("polish_gadget", "Polish a gadget until it gleams"),
+        ],
+    )
+    load_catalog(conn, seed_dir=None, user_files=[first])
+    assert [h.name for h in search(conn, "zorbles")] == ["frobnicate_widget"]
+
+    write_jsonl(
+        first,
+        [user_tool("frobnicate_widget", "Frobnicate a widget with quuxes")],
+    )
+    summary = load_catalog(conn, seed_dir=None, user_files=[first])
+    assert (summary.changed, summary.removed) == (1, 1)
+    assert search(conn, "zorbles") == []
+    assert [h.name for h in search(conn, "quuxes")] == ["frobnicate_widget"]
+    assert search(conn, "gleams") == []
+    # FTS5's own check that the index matches its external content table
+    conn.execute("INSERT INTO tools_fts(tools_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_user_catalog_defaults_and_names(conn, tmp_path):
+    path = write_jsonl(
+        tmp_path / "team-tools.jsonl",
+        [
+            user_tool("deployService", "Deploy a service to staging", annotations={"readOnlyHint": False}),
+            user_tool("list_services", "List deployed services", annotations={"readOnlyHint": True}, profile="ops", server="deployer"),
+        ],
+    )
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    rows = conn.execute(
+        "SELECT t.name, t.server, s.profile, t.mutating, t.name_words FROM tools t "
+        "JOIN servers s ON s.name = t.server ORDER BY t.name"
+    ).fetchall()
+    assert rows == [
+        ("deployService", "team-tools", "custom", 1, "deploy service"),
+        ("list_services", "deployer", "ops", 0, "list services"),
+    ]
+
+
+def test_tool_without_read_only_hint_is_mutating(conn, tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [user_tool("quiet_tool", "Says nothing about itself")])
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    assert conn.execute("SELECT mutating FROM tools WHERE name='quiet_tool'").fetchone() == (1,)
+
+
+def test_bad_user_catalog_line_names_line_and_field(conn, tmp_path):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    before = catalog_snapshot(conn)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        json.dumps(user_tool("fine_tool", "Fine")) + "\n\n"
+        + json.dumps({"name": "broken_tool", "description": "x", "inputSchema": {"type": "object"}, "boost": "notalist"})
+        + "\n"
+    )
+    with pytest.raises(SeedError, match=r"bad.jsonl: line 3: tool 'broken_tool': field boost"):
+        load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[path])
+    assert catalog_snapshot(conn) == before
+
+
+def test_cli_catalog_success_and_error_exit_codes(tmp_path, seed_copy):
+    db_file = tmp_path / "cli.db"
+    ok = subprocess.run(
+        [sys.executable, "-m", "router", "catalog", "--db", str(db_file), "--seeds", str(seed_copy)],
+        capture_output=True, text=True, check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("catalog: ") and " tools (" in ok.stdout
+
+    (seed_copy / "time.json").write_text("{}")
+    bad = subprocess.run(
+        [sys.executable, "-m", "router", "catalog", "--db", str(db_file), "--seeds", str(seed_copy)],
+        capture_output=True, text=True, check=False,
+    )
+    assert bad.returncode == 2
+    assert "time.json" in bad.stderr and "field server" in bad.stderr
+    assert "Traceback" not in bad.stderr
