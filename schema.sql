@@ -136,25 +136,41 @@ CREATE TABLE IF NOT EXISTS breaker (
 -- Skills: hashes of locked skills and every verification outcome.
 ------------------------------------------------------------------------------------------
 
+-- What the two locks hold for each skill, as last read by `skills lock|verify|mount`.
 CREATE TABLE IF NOT EXISTS skill_hashes (
     skill            TEXT PRIMARY KEY,
     folder           TEXT NOT NULL,
-    -- .skill-lock.json skillFolderHash (sha256 hex or git tree sha)
+    -- .skill-lock.json skillFolderHash, and which algorithm made it:
+    -- 'sha256-files' (local sources) or 'git-tree' (GitHub tree SHA); NULL if not locked there
     folder_hash      TEXT,
+    folder_hash_kind TEXT CHECK (folder_hash_kind IN ('sha256-files', 'git-tree')),
     -- grimoire.lock: b3: of the RFC 8785 declaration, and the blake3 tree hash
     declaration_hash TEXT,
     tree_hash        TEXT,
+    lock_file        TEXT NOT NULL,
+    grimoire_file    TEXT NOT NULL,
     recorded_at      TEXT NOT NULL
 ) STRICT;
 
+-- Every lock, verification and mount, with the hashes computed from the folder at that
+-- moment; a refusal's detail names each difference, one per line.
 CREATE TABLE IF NOT EXISTS skill_verifications (
-    id          INTEGER PRIMARY KEY,
-    at          TEXT NOT NULL,
-    skill       TEXT NOT NULL,
-    action      TEXT NOT NULL,          -- 'verify' | 'mount'
-    outcome     TEXT NOT NULL,          -- 'verified' | 'refused' | 'mounted'
-    detail      TEXT NOT NULL DEFAULT ''
+    id               INTEGER PRIMARY KEY,
+    at               TEXT NOT NULL,
+    skill            TEXT NOT NULL,
+    action           TEXT NOT NULL CHECK (action IN ('lock', 'verify', 'mount')),
+    outcome          TEXT NOT NULL CHECK (outcome IN ('locked', 'verified', 'refused', 'mounted')),
+    detail           TEXT NOT NULL DEFAULT '',
+    folder           TEXT,
+    files_sha256     TEXT,
+    git_tree         TEXT,
+    declaration_hash TEXT,
+    tree_hash        TEXT,
+    -- where a mount put the skill
+    target           TEXT
 ) STRICT;
+
+CREATE INDEX IF NOT EXISTS skill_verifications_by_skill ON skill_verifications(skill, id);
 
 ------------------------------------------------------------------------------------------
 -- Break-glass: model prices, panels, and the cost ledger.
@@ -256,11 +272,12 @@ GROUP BY day
 ORDER BY day DESC;
 
 DROP VIEW IF EXISTS v_skills;
+-- One row per skill either lock named: its locked hashes and its latest outcome.
 CREATE VIEW v_skills AS
-SELECT h.skill, h.folder, h.folder_hash, h.declaration_hash,
-       (SELECT v.outcome FROM skill_verifications v WHERE v.skill = h.skill
-        ORDER BY v.id DESC LIMIT 1) AS last_outcome,
-       (SELECT v.at FROM skill_verifications v WHERE v.skill = h.skill
-        ORDER BY v.id DESC LIMIT 1) AS last_checked_at
+SELECT h.skill, h.folder, h.folder_hash_kind, h.folder_hash, h.declaration_hash, h.tree_hash,
+       v.action AS last_action, v.outcome AS last_outcome, v.at AS last_checked_at,
+       v.detail AS last_detail, v.target AS last_target
 FROM skill_hashes h
+LEFT JOIN skill_verifications v
+       ON v.id = (SELECT max(id) FROM skill_verifications WHERE skill = h.skill)
 ORDER BY h.skill;
