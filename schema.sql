@@ -281,3 +281,17 @@ FROM skill_hashes h
 LEFT JOIN skill_verifications v
        ON v.id = (SELECT max(id) FROM skill_verifications WHERE skill = h.skill)
 ORDER BY h.skill;
+
+------------------------------------------------------------------------------------------
+-- Facade (mcp_call_tool): where a call goes and what guards it.
+------------------------------------------------------------------------------------------
+
+DROP VIEW IF EXISTS v_callable;
+-- mcp_call_tool: the backend server and name a catalog tool is forwarded to, the schema its
+-- args are validated against, whether the role rules treat it as mutating, and its breaker.
+-- A half_open breaker's opened_at is when its single trial call was let through.
+CREATE VIEW v_callable AS
+SELECT t.name, t.server, t.backend_name, t.input_schema, t.mutating,
+       coalesce(b.state, 'closed') AS breaker_state, b.opened_at AS breaker_opened_at
+FROM tools t
+LEFT JOIN breaker b ON b.tool = t.name;

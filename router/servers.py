@@ -22,6 +22,9 @@ class Defaults(BaseModel):
     call_timeout_s: float = Field(default=30.0, gt=0)
     startup_timeout_s: float = Field(default=20.0, gt=0)
     idle_stop_s: float = Field(default=300.0, gt=0)
+    # circuit breaker per backend tool: this many failures in a row open it for breaker_open_s
+    breaker_failures: int = Field(default=3, ge=1)
+    breaker_open_s: float = Field(default=60.0, gt=0)
 
 
 class ServerConfig(BaseModel):

@@ -1,0 +1,128 @@
+"""Audit rows: one per meta-tool call, written before a call is forwarded and finished after.
+
+The arguments are never stored, only the b3 hash of their RFC 8785 bytes (they may hold
+secrets); equal arguments still hash equal, so repeated calls can be found. A row left with
+outcome 'started' and no finished_at belongs to a call whose process died mid-way;
+v_recent_audit shows it as 'interrupted'.
+"""
+
+import os
+from typing import Any
+
+import apsw
+
+from router.clock import utc_now_iso
+from router.hashing import content_hash
+
+# Outcomes, as stored in audit.outcome.
+STARTED = "started"
+OK = "ok"
+TOOL_ERROR = "tool_error"  # the backend answered with isError: true (returned unchanged)
+INVALID_ARGUMENTS = "invalid_arguments"
+UNKNOWN_TOOL = "unknown_tool"
+DENIED = "denied"
+BREAKER_OPEN = "breaker_open"
+NOT_CONFIGURED = "not_configured"
+MISSING_PROGRAM = "missing_program"
+BACKEND_FAILED = "backend_failed"
+TIMEOUT = "timeout"
+INTERRUPTED = "interrupted"
+MAX_ERROR_CHARS = 1000
+
+INSERT_STARTED = """
+INSERT INTO audit(started_at, session_id, role, meta_tool, target, args_hash, outcome, pid)
+VALUES (:started_at, :session_id, :role, :meta_tool, :target, :args_hash, 'started', :pid)
+"""
+
+FINISH = """
+UPDATE audit SET finished_at = :finished_at, outcome = :outcome, latency_ms = :latency_ms,
+                 error = :error
+WHERE id = :id
+"""
+
+INSERT_FINISHED = """
+INSERT INTO audit(started_at, finished_at, session_id, role, meta_tool, target, args_hash,
+                  outcome, latency_ms, error, pid)
+VALUES (:started_at, :finished_at, :session_id, :role, :meta_tool, :target, :args_hash,
+        :outcome, :latency_ms, :error, :pid)
+"""
+
+
+def args_hash(arguments: Any) -> str:
+    """b3: hash of the canonical bytes; arguments RFC 8785 cannot encode hash their repr."""
+    try:
+        return content_hash(arguments)
+    except Exception:  # rfc8785 refuses e.g. floats NaN, huge ints: still audit the call
+        return content_hash(repr(arguments))
+
+
+def start(
+    conn: apsw.Connection,
+    *,
+    session_id: str,
+    role: str,
+    meta_tool: str,
+    target: str | None,
+    arguments: Any,
+) -> int:
+    """Write the 'started' row (its own transaction) and return its id."""
+    conn.execute(
+        INSERT_STARTED,
+        {
+            "started_at": utc_now_iso(),
+            "session_id": session_id,
+            "role": role,
+            "meta_tool": meta_tool,
+            "target": target,
+            "args_hash": args_hash(arguments),
+            "pid": os.getpid(),
+        },
+    )
+    return conn.last_insert_rowid()
+
+
+def finish(
+    conn: apsw.Connection, row_id: int, *, outcome: str, latency_ms: float, error: str | None
+) -> None:
+    conn.execute(
+        FINISH,
+        {
+            "id": row_id,
+            "finished_at": utc_now_iso(),
+            "outcome": outcome,
+            "latency_ms": latency_ms,
+            "error": error[:MAX_ERROR_CHARS] if error else None,
+        },
+    )
+
+
+def record(
+    conn: apsw.Connection,
+    *,
+    session_id: str,
+    role: str,
+    meta_tool: str,
+    target: str | None,
+    arguments: Any,
+    outcome: str,
+    latency_ms: float,
+    error: str | None,
+) -> None:
+    """One finished row, for meta-tools that answer from the catalog (nothing to interrupt)."""
+    now = utc_now_iso()
+    conn.execute(
+        INSERT_FINISHED,
+        {
+            "started_at": now,
+            "finished_at": now,
+            "session_id": session_id,
+            "role": role,
+            "meta_tool": meta_tool,
+            "target": target,
+            "args_hash": args_hash(arguments),
+            "outcome": outcome,
+            "latency_ms": latency_ms,
+            "error": error[:MAX_ERROR_CHARS] if error else None,
+            "pid": os.getpid(),
+        },
+    )

@@ -1,0 +1,114 @@
+"""`context-router serve`: the MCP facade over stdio (default) or Streamable HTTP."""
+
+import argparse
+import ipaddress
+import logging
+import os
+import sys
+from pathlib import Path
+
+import anyio
+
+from router.commands import add_db_option
+from router.errors import RouterError
+from router.paths import resolve_db_path
+from router.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
+from router.servers import SERVERS_FILE, load_servers
+
+DEFAULT_HTTP_HOST = "127.0.0.1"
+SERVERS_ENV_VAR = "CONTEXT_ROUTER_SERVERS"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the three meta-tools over MCP (stdio, or --http)",
+        description=(
+            "Serve mcp_search_tools, mcp_inspect_schema and mcp_call_tool over MCP stdio "
+            "(default) or Streamable HTTP, forwarding calls to the backends in servers.toml."
+        ),
+    )
+    add_db_option(parser)
+    parser.add_argument(
+        "--role",
+        choices=ROLE_NAMES,
+        help=f"caller's role (default: ${ROLE_ENV_VAR}, else {DEFAULT_ROLE}); over HTTP a "
+        "request may name its own in the X-Context-Router-Role header",
+    )
+    parser.add_argument(
+        "--servers",
+        metavar="FILE",
+        type=Path,
+        help=f"backend declarations (default: ${SERVERS_ENV_VAR}, else {SERVERS_FILE})",
+    )
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        type=Path,
+        help="directory backends work in, ${WORKSPACE} in servers.toml (default: working directory)",
+    )
+    parser.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help=f"serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST default {DEFAULT_HTTP_HOST})",
+    )
+    parser.add_argument(
+        "--no-wake-on-search",
+        action="store_true",
+        help="do not start a sleeping backend when a search returns its tools",
+    )
+    parser.set_defaults(handler=run)
+
+
+def parse_http_address(value: str) -> tuple[str, int]:
+    host, _, port_text = value.rpartition(":")
+    host = host.strip("[]") or DEFAULT_HTTP_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise RouterError(f"--http {value!r}: expected [HOST:]PORT, e.g. 127.0.0.1:8765") from None
+    if not 0 < port < 65536:
+        raise RouterError(f"--http {value!r}: port must be 1-65535")
+    return host, port
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    # Local import: keeps `context-router --help` and the other commands free of the SDK.
+    from router.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    role = get_role(args.role or os.environ.get(ROLE_ENV_VAR) or DEFAULT_ROLE)
+    servers_file = args.servers or (Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE)
+    workspace = (args.workspace or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise RouterError(f"--workspace {workspace}: not a directory")
+    options = ServeOptions(
+        db_path=resolve_db_path(args.db),
+        servers=load_servers(servers_file),
+        role=role,
+        workspace=workspace,
+        wake_on_search=not args.no_wake_on_search,
+        now=clock_with_offset(),
+    )
+    if args.http:
+        host, port = parse_http_address(args.http)
+        if not _is_loopback(host):
+            print(
+                f"context-router serve: warning: listening on {host}, not loopback; anyone who "
+                "can reach it can call your backends",
+                file=sys.stderr,
+            )
+        options.session_id = f"http-{os.getpid()}"
+        anyio.run(serve_http, options, host, port)
+    else:
+        anyio.run(serve_stdio, options)
+    return 0

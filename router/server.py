@@ -1,0 +1,219 @@
+"""The MCP facade: three meta-tools over stdio or Streamable HTTP, as thin async wrappers.
+
+`tools/list` is one frozen result built from router.metatools at import time, so its bytes
+cannot depend on role, profile, catalog or backend state. `tools/call` dispatches by name to
+router.tools; every error comes back as an MCP tool error (isError: true) with a message a
+model can act on. The database is opened once, in the lifespan; SQL runs synchronously
+between awaits, so no transaction is ever held across one.
+"""
+
+import json
+import logging
+import os
+import signal
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import apsw
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from router import __version__, tools
+from router.backends import BackendPool, Placeholders, default_data_dir
+from router.breaker import BreakerPolicy
+from router.clock import unix_now
+from router.db import connect
+from router.errors import RouterError
+from router.metatools import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.roles import Role, UnknownRoleError, get_role
+from router.servers import ServersConfig
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "context-router"
+# HTTP callers name their role in this request header (stdio callers with --role).
+ROLE_HEADER = "x-context-router-role"
+SESSION_HEADER = "mcp-session-id"
+# The three definitions never change while a router runs: clients may cache the list.
+TOOLS_LIST_TTL_MS = 24 * 60 * 60 * 1000
+
+TOOLS_LIST_RESULT = types.ListToolsResult(
+    tools=[types.Tool.model_validate(definition) for definition in meta_tool_definitions()],
+    ttl_ms=TOOLS_LIST_TTL_MS,
+    cache_scope="public",
+)
+
+INSTRUCTIONS = (
+    "Backend tools are reached through three meta-tools: mcp_search_tools, then "
+    "mcp_inspect_schema, then mcp_call_tool."
+)
+
+
+@dataclass
+class ServeOptions:
+    db_path: Path
+    servers: ServersConfig
+    role: Role
+    workspace: Path
+    session_id: str = field(default_factory=lambda: f"stdio-{uuid.uuid4().hex[:12]}")
+    wake_on_search: bool = True
+    # unix seconds; a test may shift the breaker's clock (CONTEXT_ROUTER_CLOCK_OFFSET_S)
+    now: Callable[[], float] = unix_now
+
+
+@dataclass
+class RouterState:
+    """What the lifespan opens once per process and every request shares."""
+
+    options: ServeOptions
+    conn: apsw.Connection
+    pool: BackendPool
+    breaker_policy: BreakerPolicy
+
+
+def _open_database(path: Path) -> apsw.Connection:
+    conn = connect(path)
+    # WAL with synchronous=NORMAL: a commit is not fsynced, yet survives a crash of this
+    # process (only an OS crash can lose the last commits). Two audit writes per call at
+    # FULL would cost more than the whole call.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def build_server(options: ServeOptions) -> Server[RouterState]:
+    @asynccontextmanager
+    async def lifespan(_server: Server[RouterState]) -> AsyncIterator[RouterState]:
+        conn = _open_database(options.db_path)
+        placeholders = Placeholders(options.workspace, default_data_dir(options.db_path))
+        try:
+            async with BackendPool(options.servers, placeholders) as pool:
+                yield RouterState(options, conn, pool, _policy(options.servers))
+        finally:
+            conn.close()
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return TOOLS_LIST_RESULT
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        state: RouterState = ctx.lifespan_context
+        handler = _HANDLERS.get(params.name)
+        if handler is None:
+            return _error(
+                f"unknown tool {params.name!r}; this server offers {SEARCH_TOOLS}, "
+                f"{INSPECT_SCHEMA} and {CALL_TOOL}"
+            )
+        try:
+            facade = _facade_context(state, ctx.request)
+            return await handler(facade, params.arguments)
+        except RouterError as exc:
+            return _error(str(exc))
+        except Exception:  # a bug must reach the model as an error, never crash the router
+            logger.exception("internal error in %s", params.name)
+            return _error(f"internal error in context-router while running {params.name}; see its log")
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _policy(servers: ServersConfig) -> BreakerPolicy:
+    return BreakerPolicy(
+        failure_threshold=servers.defaults.breaker_failures,
+        open_seconds=servers.defaults.breaker_open_s,
+    )
+
+
+def _facade_context(state: RouterState, request: Any) -> tools.FacadeContext:
+    role, session_id = state.options.role, state.options.session_id
+    headers = getattr(request, "headers", None)
+    if headers is not None:
+        header_role = headers.get(ROLE_HEADER)
+        if header_role:
+            try:
+                role = get_role(header_role)
+            except UnknownRoleError as exc:
+                raise RouterError(f"HTTP header {ROLE_HEADER}: {exc}") from None
+        session_id = headers.get(SESSION_HEADER) or session_id
+    return tools.FacadeContext(
+        conn=state.conn,
+        role=role,
+        session_id=session_id,
+        pool=state.pool,
+        breaker_policy=state.breaker_policy,
+        now=state.options.now,
+        wake_on_search=state.options.wake_on_search,
+    )
+
+
+def _json_result(value: Any) -> types.CallToolResult:
+    # Compact JSON: every byte of a result is a token in the model's context.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+async def _search(ctx: tools.FacadeContext, args: Any) -> types.CallToolResult:
+    return _json_result(tools.search_tools(ctx, args))
+
+
+async def _inspect(ctx: tools.FacadeContext, args: Any) -> types.CallToolResult:
+    return _json_result(tools.inspect_schema(ctx, args))
+
+
+_HANDLERS: dict[str, Callable[[tools.FacadeContext, Any], Awaitable[types.CallToolResult]]] = {
+    SEARCH_TOOLS: _search,
+    INSPECT_SCHEMA: _inspect,
+    CALL_TOOL: tools.call_tool,
+}
+
+
+# --- transports ---------------------------------------------------------------------------
+
+
+async def _cancel_on_signals(scope: anyio.CancelScope) -> None:
+    """SIGTERM/SIGINT end the router cleanly: the lifespan then stops every backend."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+async def serve_stdio(options: ServeOptions) -> None:
+    server = build_server(options)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_cancel_on_signals, tg.cancel_scope)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+async def serve_http(options: ServeOptions, host: str, port: int) -> None:
+    import uvicorn
+
+    server = build_server(options)
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()
+
+
+def clock_with_offset() -> Callable[[], float]:
+    """The breaker's clock, shifted by $CONTEXT_ROUTER_CLOCK_OFFSET_S seconds if set: lets a
+    test (or an operator) move a running router past an open window without waiting."""
+    offset = float(os.environ.get("CONTEXT_ROUTER_CLOCK_OFFSET_S", "0") or 0)
+    if not offset:
+        return unix_now
+    return lambda: unix_now() + offset

@@ -1,0 +1,284 @@
+"""The three meta-tools as plain functions: `(ctx, args) -> result`.
+
+Each reads one view from schema.sql; the MCP layer in router/server.py only wraps them.
+An error a model can act on is raised as ToolCallError (its message is what the model
+reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
+"""
+
+import inspect
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import anyio
+import apsw
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ValidationError
+
+from router import audit, breaker
+from router.backends import BackendError, BackendPool
+from router.clock import unix_now
+from router.db import query_dicts
+from router.errors import QueryError, RouterError, UnknownToolError
+from router.inspect import inspect_tool
+from router.metatools import (
+    CALL_TOOL,
+    INSPECT_SCHEMA,
+    SEARCH_TOOLS,
+    CallToolArgs,
+    InspectSchemaArgs,
+    SearchToolsArgs,
+)
+from router.roles import Role, may_call
+from router.search import search
+
+# Validation errors listed back to the model; more is noise.
+MAX_ARGUMENT_ERRORS = 5
+
+
+class ToolCallError(RouterError):
+    """A meta-tool call that failed in a way the model can act on."""
+
+    def __init__(self, message: str, outcome: str, audit_note: str | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        # what the audit row stores: the message, unless it may quote argument values
+        self.audit_note = audit_note or message
+
+
+@dataclass
+class FacadeContext:
+    """What every meta-tool call needs: opened once per router process (or HTTP session)."""
+
+    conn: apsw.Connection
+    role: Role
+    session_id: str
+    pool: BackendPool
+    breaker_policy: breaker.BreakerPolicy = field(default_factory=breaker.BreakerPolicy)
+    # unix seconds; tests move it instead of sleeping through the breaker's open window
+    now: Callable[[], float] = unix_now
+    # start a sleeping backend when search returns its tools, so the call skips the cold start
+    wake_on_search: bool = True
+
+
+def _parse(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
+    try:
+        return model.model_validate(args if args is not None else {})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ToolCallError(f"bad arguments to {meta_tool}: {problems}", audit.INVALID_ARGUMENTS) from None
+
+
+def _elapsed_ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+# --- mcp_search_tools ---------------------------------------------------------------------
+
+
+def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    outcome, error = audit.OK, None
+    try:
+        parsed = _parse(SearchToolsArgs, SEARCH_TOOLS, args)
+        try:
+            hits = _run_search(ctx, parsed)
+        except QueryError as exc:
+            raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
+        tools = []
+        for hit in hits:
+            entry = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
+            if not getattr(hit, "available", True):
+                entry["available"] = False
+            tools.append(entry)
+        if ctx.wake_on_search and hits:
+            _wake_backends_of(ctx, [hit.name for hit in hits])
+        return {"tools": tools}
+    except ToolCallError as exc:
+        outcome, error = exc.outcome, exc.audit_note
+        raise
+    finally:
+        audit.record(
+            ctx.conn,
+            session_id=ctx.session_id,
+            role=ctx.role.name,
+            meta_tool=SEARCH_TOOLS,
+            target=None,
+            arguments=args,
+            outcome=outcome,
+            latency_ms=_elapsed_ms(started),
+            error=error,
+        )
+
+
+# TEMPORARY until router/search.py gains may_call_mutating= and now= (search helper's work).
+_SEARCH_PARAMETERS = inspect.signature(search).parameters
+
+
+def _run_search(ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
+    extra: dict[str, Any] = {}
+    if "may_call_mutating" in _SEARCH_PARAMETERS:
+        extra["may_call_mutating"] = ctx.role.may_call_mutating_tools
+    if "now" in _SEARCH_PARAMETERS:
+        extra["now"] = ctx.now()
+    return search(ctx.conn, parsed.query, profile=parsed.profile, limit=parsed.limit, **extra)
+
+
+SERVERS_OF_TOOLS = """
+SELECT DISTINCT server FROM v_callable WHERE name IN (SELECT value FROM json_each(:names))
+"""
+
+
+def _wake_backends_of(ctx: FacadeContext, names: list[str]) -> None:
+    """The best hit's backend only: waking every hit's server would start processes a
+    model never calls."""
+    rows = ctx.conn.execute(SERVERS_OF_TOOLS, {"names": json.dumps(names[:1])}).fetchall()
+    for (server,) in rows:
+        ctx.pool.wake_in_background(server)
+
+
+# --- mcp_inspect_schema -------------------------------------------------------------------
+
+
+def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    outcome, error, target = audit.OK, None, None
+    try:
+        parsed = _parse(InspectSchemaArgs, INSPECT_SCHEMA, args)
+        target = parsed.toolName
+        try:
+            return inspect_tool(ctx.conn, parsed.toolName)
+        except UnknownToolError as exc:
+            raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
+    except ToolCallError as exc:
+        outcome, error = exc.outcome, exc.audit_note
+        raise
+    finally:
+        audit.record(
+            ctx.conn,
+            session_id=ctx.session_id,
+            role=ctx.role.name,
+            meta_tool=INSPECT_SCHEMA,
+            target=target,
+            arguments=args,
+            outcome=outcome,
+            latency_ms=_elapsed_ms(started),
+            error=error,
+        )
+
+
+# --- mcp_call_tool ------------------------------------------------------------------------
+
+CALL_TARGET = """
+SELECT name, server, backend_name, input_schema, mutating FROM v_callable WHERE name = :name
+"""
+
+
+@lru_cache(maxsize=1024)
+def _validator(input_schema_json: str) -> Draft202012Validator:
+    # Keyed by the schema text itself, so a reloaded catalog can never use a stale validator.
+    return Draft202012Validator(json.loads(input_schema_json))
+
+
+def _check_arguments(tool: str, input_schema_json: str, arguments: dict[str, Any]) -> None:
+    errors = sorted(_validator(input_schema_json).iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return
+    listed = "; ".join(
+        f"at {'/'.join(str(p) for p in e.path) or '(top level)'}: {e.message}"
+        for e in errors[:MAX_ARGUMENT_ERRORS]
+    )
+    more = f" (and {len(errors) - MAX_ARGUMENT_ERRORS} more)" if len(errors) > MAX_ARGUMENT_ERRORS else ""
+    # jsonschema's messages quote the offending values; the audit keeps only where and which rule
+    where = ", ".join(
+        f"{'/'.join(str(p) for p in e.path) or '(top level)'} ({e.validator})" for e in errors
+    )
+    raise ToolCallError(
+        f"args for {tool!r} do not match its inputSchema: {listed}{more}. "
+        f"Call {INSPECT_SCHEMA} with toolName {tool!r} to see the schema.",
+        audit.INVALID_ARGUMENTS,
+        audit_note=f"args for {tool!r} do not match its inputSchema at: {where}",
+    )
+
+
+def _lookup(ctx: FacadeContext, name: str) -> dict[str, Any]:
+    rows = query_dicts(ctx.conn, CALL_TARGET, {"name": name})
+    if not rows:
+        raise ToolCallError(
+            f"no tool named {name!r} in the catalog; use {SEARCH_TOOLS} to find one",
+            audit.UNKNOWN_TOOL,
+        )
+    return rows[0]
+
+
+def _check_role(ctx: FacadeContext, name: str, mutating: bool) -> None:
+    if not may_call(ctx.role, mutating):
+        raise ToolCallError(
+            f"role {ctx.role.name!r} may not call {name!r}: it can change state (it is not "
+            "marked read-only). Use a read-only tool, or hand this step to a role that may "
+            "make changes.",
+            audit.DENIED,
+        )
+
+
+def _admit(ctx: FacadeContext, name: str) -> None:
+    admission = breaker.check(ctx.conn, name, ctx.now(), ctx.breaker_policy)
+    if not admission.allowed:
+        raise ToolCallError(
+            f"{name!r} is unavailable: its backend failed "
+            f"{ctx.breaker_policy.failure_threshold} times in a row (circuit open). "
+            f"Retry in {admission.retry_after_s:.0f} s or use another tool.",
+            audit.BREAKER_OPEN,
+        )
+
+
+async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
+    """Validate, check role and breaker, forward, and return the backend's result unchanged."""
+    started = time.perf_counter()
+    target = args.get("toolName") if isinstance(args, dict) else None
+    row_id = audit.start(
+        ctx.conn,
+        session_id=ctx.session_id,
+        role=ctx.role.name,
+        meta_tool=CALL_TOOL,
+        target=target if isinstance(target, str) else None,
+        arguments=args,
+    )
+    outcome, error = audit.INTERRUPTED, "cancelled before the backend answered"
+    try:
+        parsed = _parse(CallToolArgs, CALL_TOOL, args)
+        tool = _lookup(ctx, parsed.toolName)
+        _check_role(ctx, tool["name"], bool(tool["mutating"]))
+        _check_arguments(tool["name"], tool["input_schema"], parsed.args)
+        if ctx.pool.get(tool["server"]) is None:
+            raise ToolCallError(
+                f"{tool['name']!r} belongs to backend server {tool['server']!r}, which is not "
+                "declared in servers.toml; add a [servers."
+                f"{tool['server']}] entry to call it",
+                audit.NOT_CONFIGURED,
+            )
+        _admit(ctx, tool["name"])
+        try:
+            result = await ctx.pool.call(tool["server"], tool["backend_name"], parsed.args)
+        except BackendError as exc:
+            breaker.record(ctx.conn, tool["name"], False, ctx.now(), ctx.breaker_policy, str(exc))
+            raise ToolCallError(str(exc), exc.outcome) from None
+        breaker.record(ctx.conn, tool["name"], True, ctx.now(), ctx.breaker_policy)
+        outcome = audit.TOOL_ERROR if result.is_error else audit.OK
+        # The backend's own error text may quote the arguments: it is not stored.
+        error = "the backend answered with isError: true" if result.is_error else None
+        return result
+    except ToolCallError as exc:
+        outcome, error = exc.outcome, exc.audit_note
+        raise
+    finally:
+        # Shielded: a cancelled call must still finish its row ('interrupted').
+        with anyio.CancelScope(shield=True):
+            audit.finish(ctx.conn, row_id, outcome=outcome, latency_ms=_elapsed_ms(started), error=error)
+

@@ -1,0 +1,94 @@
+"""An MCP server whose tools misbehave on purpose, so the router's failure handling can be
+tested against a real process over real stdio.
+
+Run: python tests/servers/misbehaving.py [--crash-at-start] [--hang-at-start]
+
+`flaky_step` fails (the process exits mid-call) while the file named by $FLAKY_FLAG_FILE
+exists and succeeds otherwise, so a test can flip a backend from broken to healthy.
+"""
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
+app = MCPServer("misbehaving")
+
+
+def _log_call(tool: str) -> None:
+    """Append the tool's name to $CALL_LOG_FILE: tests prove a refused call never got here."""
+    log = os.environ.get("CALL_LOG_FILE")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{tool} {os.getpid()}\n")
+
+
+@app.tool(annotations=READ_ONLY)
+def whoami() -> str:
+    """Report this backend process's id (tests use it to see wake, reuse and idle stop)."""
+    _log_call("whoami")
+    return str(os.getpid())
+
+
+@app.tool(annotations=READ_ONLY)
+def shout(text: str, times: int = 1) -> str:
+    """Repeat the text in capitals."""
+    _log_call("shout")
+    return " ".join([text.upper()] * times)
+
+
+@app.tool()
+def append_note(note: str) -> str:
+    """Append a note to the notes file (a mutating tool)."""
+    _log_call("append_note")
+    path = Path(os.environ.get("NOTES_FILE", "notes.txt"))
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(note + "\n")
+    return "noted"
+
+
+@app.tool(annotations=READ_ONLY)
+def crash_now() -> str:
+    """Exit the process in the middle of the call."""
+    _log_call("crash_now")
+    os._exit(3)
+
+
+@app.tool(annotations=READ_ONLY)
+async def hang_forever() -> str:
+    """Never answer."""
+    _log_call("hang_forever")
+    await asyncio.sleep(3600)
+    return "unreachable"
+
+
+@app.tool(annotations=READ_ONLY)
+def refuse(reason: str) -> str:
+    """Fail as a tool (isError result), the process stays healthy."""
+    _log_call("refuse")
+    raise ToolError(f"refused: {reason}")
+
+
+@app.tool(annotations=READ_ONLY)
+def flaky_step() -> str:
+    """Crash while $FLAKY_FLAG_FILE exists, succeed once it is gone."""
+    _log_call("flaky_step")
+    flag = os.environ.get("FLAKY_FLAG_FILE")
+    if flag and Path(flag).exists():
+        os._exit(4)
+    return "step ok"
+
+
+if __name__ == "__main__":
+    if "--crash-at-start" in sys.argv:
+        sys.exit(5)
+    if "--hang-at-start" in sys.argv:
+        import time
+
+        time.sleep(3600)
+    app.run()
