@@ -207,3 +207,14 @@ def test_unreadable_lock_file_is_a_clear_error(locked):
     locked["lock"].write_text('{"version": 2, "skills": {}}')
     code, _, err = _verify(locked)
     assert code == 2 and "version is 2" in err and str(locked["lock"]) in err
+
+
+def test_entry_with_unusable_hash_fails_only_its_skill(locked, tmp_path):
+    other = make_skill(tmp_path / "other", "other-skill")
+    assert context_router("skills", "lock", other, *_lock_args(locked))[0] == 0
+    doc = json.loads(locked["lock"].read_text())
+    doc["skills"][SKILL]["skillFolderHash"] = ""  # what the CLI writes for well-known sources
+    locked["lock"].write_text(json.dumps(doc, indent=2))
+    code, out, _ = _verify(locked)
+    assert code == 1 and "verified other-skill" in out
+    assert "skillFolderHash '' is not a hash this router can check" in out

@@ -44,11 +44,12 @@ class SkillRecorder:
         """What the two lock files say about a skill (either may be missing)."""
         if cli_entry is None and grimoire_entry is None:
             return
-        folder = grimoire_entry["folder"] if grimoire_entry else cli_entry.get("sourceUrl", "")
+        folder = grimoire_entry["folder"] if grimoire_entry else cli_entry.get("sourceUrl")
+        folder_hash = cli_entry.get("skillFolderHash") if cli_entry else None
         self._hashes.append({
             "skill": skill,
-            "folder": folder,
-            "folder_hash": cli_entry.get("skillFolderHash") if cli_entry else None,
+            "folder": folder if isinstance(folder, str) else "",
+            "folder_hash": folder_hash if isinstance(folder_hash, str) else None,
             "folder_hash_kind": folder_hash_kind(cli_entry) if cli_entry else None,
             "declaration_hash": grimoire_entry["declaration_hash"] if grimoire_entry else None,
             "tree_hash": grimoire_entry["tree_hash"] if grimoire_entry else None,
