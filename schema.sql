@@ -173,37 +173,109 @@ CREATE TABLE IF NOT EXISTS skill_verifications (
 CREATE INDEX IF NOT EXISTS skill_verifications_by_skill ON skill_verifications(skill, id);
 
 ------------------------------------------------------------------------------------------
--- Break-glass: model prices, panels, and the cost ledger.
+-- Break-glass: model prices, every invocation (with FTS5 over past problems), one-time
+-- confirmation tokens, and the cost ledger (router/breakglass/ledger.py writes it).
 ------------------------------------------------------------------------------------------
 
 CREATE TABLE IF NOT EXISTS model_prices (
-    model                      TEXT PRIMARY KEY,
+    model                          TEXT PRIMARY KEY,
+    name                           TEXT NOT NULL DEFAULT '',
     -- OpenRouter quotes USD per token as decimal strings; stored as integer
     -- pico-dollars per token (1 USD = 10^12) so cheap models do not round to zero
     prompt_picodollars_per_tok     INTEGER NOT NULL CHECK (prompt_picodollars_per_tok >= 0),
     completion_picodollars_per_tok INTEGER NOT NULL CHECK (completion_picodollars_per_tok >= 0),
-    context_length             INTEGER
+    -- a flat price per request, if the model has one
+    request_picodollars            INTEGER NOT NULL DEFAULT 0 CHECK (request_picodollars >= 0),
+    context_length                 INTEGER,
+    loaded_at                      TEXT NOT NULL
 ) STRICT;
 
-CREATE TABLE IF NOT EXISTS panels (
-    problem_type TEXT NOT NULL,
-    position     INTEGER NOT NULL,
-    model        TEXT NOT NULL,
-    PRIMARY KEY (problem_type, position)
+-- One row per break_glass call, refused or not. The problem is stored only after secrets
+-- were removed from it; it is what later calls search for "earlier similar problems".
+CREATE TABLE IF NOT EXISTS breakglass_invocations (
+    id                   INTEGER PRIMARY KEY,
+    session_id           TEXT NOT NULL,
+    started_at           TEXT NOT NULL,
+    finished_at          TEXT,
+    problem              TEXT NOT NULL,
+    problem_type         TEXT,
+    -- why that type: 'given by the caller' or the classifier's matched signals
+    classification       TEXT NOT NULL DEFAULT '',
+    complexity           TEXT,
+    status               TEXT NOT NULL CHECK (status IN
+        ('started', 'refused', 'needs_confirmation', 'declined', 'ok', 'failed', 'cancelled')),
+    -- the refusal or failure, in words
+    reason               TEXT NOT NULL DEFAULT '',
+    -- 'fusion' | 'fanout' once a panel ran
+    mode                 TEXT,
+    panel                TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(panel)),
+    judge                TEXT,
+    context_tokens       INTEGER,
+    estimate_micro_usd   INTEGER,
+    worst_case_micro_usd INTEGER,
+    actual_micro_usd     INTEGER,
+    -- the judge's diagnosis, so later similar problems see what was concluded
+    diagnosis            TEXT NOT NULL DEFAULT '',
+    pid                  INTEGER NOT NULL
 ) STRICT;
 
+CREATE INDEX IF NOT EXISTS breakglass_invocations_by_session
+    ON breakglass_invocations(session_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS breakglass_problems_fts USING fts5(
+    problem, diagnosis,
+    content='breakglass_invocations', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER IF NOT EXISTS breakglass_invocations_ai AFTER INSERT ON breakglass_invocations BEGIN
+    INSERT INTO breakglass_problems_fts(rowid, problem, diagnosis)
+    VALUES (new.id, new.problem, new.diagnosis);
+END;
+
+CREATE TRIGGER IF NOT EXISTS breakglass_invocations_ad AFTER DELETE ON breakglass_invocations BEGIN
+    INSERT INTO breakglass_problems_fts(breakglass_problems_fts, rowid, problem, diagnosis)
+    VALUES ('delete', old.id, old.problem, old.diagnosis);
+END;
+
+CREATE TRIGGER IF NOT EXISTS breakglass_invocations_au AFTER UPDATE OF problem, diagnosis
+ON breakglass_invocations BEGIN
+    INSERT INTO breakglass_problems_fts(breakglass_problems_fts, rowid, problem, diagnosis)
+    VALUES ('delete', old.id, old.problem, old.diagnosis);
+    INSERT INTO breakglass_problems_fts(rowid, problem, diagnosis)
+    VALUES (new.id, new.problem, new.diagnosis);
+END;
+
+-- One-time confirmation tokens for clients without elicitation. Only a hash of the token is
+-- stored; it is bound to the exact request (fingerprint) and to the estimate a person saw.
+CREATE TABLE IF NOT EXISTS breakglass_tokens (
+    token_hash         TEXT PRIMARY KEY,
+    issued_for         INTEGER NOT NULL REFERENCES breakglass_invocations(id),
+    fingerprint        TEXT NOT NULL,
+    estimate_micro_usd INTEGER NOT NULL,
+    issued_at          TEXT NOT NULL,
+    expires_at         TEXT NOT NULL,
+    used_at            TEXT,
+    used_by            INTEGER REFERENCES breakglass_invocations(id)
+) STRICT;
+
+-- Every cent: the estimate, refusals, confirmations, the reservation of the worst case taken
+-- under BEGIN IMMEDIATE before any call, the settlement with the provider's usage.cost, the
+-- release of what was reserved but not spent, and the outcome. A reservation is open until
+-- its invocation has a settlement row.
 CREATE TABLE IF NOT EXISTS cost_ledger (
     id            INTEGER PRIMARY KEY,
     at            TEXT NOT NULL,
     session_id    TEXT NOT NULL,
-    invocation_id TEXT NOT NULL,
-    -- 'estimate' | 'reservation' | 'settlement' | 'release' | 'refusal' | 'outcome'
-    kind          TEXT NOT NULL,
+    invocation_id INTEGER NOT NULL REFERENCES breakglass_invocations(id),
+    kind          TEXT NOT NULL CHECK (kind IN ('estimate', 'refusal', 'confirmation',
+                                                'reservation', 'settlement', 'release', 'outcome')),
     micro_usd     INTEGER NOT NULL DEFAULT 0,
     detail        TEXT NOT NULL DEFAULT ''
 ) STRICT;
 
-CREATE INDEX IF NOT EXISTS cost_ledger_by_session ON cost_ledger(session_id);
+CREATE INDEX IF NOT EXISTS cost_ledger_by_session ON cost_ledger(session_id, kind);
+CREATE INDEX IF NOT EXISTS cost_ledger_by_invocation ON cost_ledger(invocation_id, kind);
 
 ------------------------------------------------------------------------------------------
 -- Views: what the meta-tools read, and what people inspect with the sqlite3 shell.
@@ -249,10 +321,19 @@ FROM breaker
 ORDER BY tool;
 
 DROP VIEW IF EXISTS v_cost_per_session;
+-- calls: invocations that reached the panel (took a reservation); open_reserved: worst cases
+-- reserved by calls still running (or whose process died before settling).
 CREATE VIEW v_cost_per_session AS
 SELECT session_id,
        min(at) AS first_at,
-       count(DISTINCT CASE WHEN kind = 'settlement' THEN invocation_id END) AS calls,
+       count(DISTINCT invocation_id) AS invocations,
+       count(DISTINCT CASE WHEN kind = 'reservation' THEN invocation_id END) AS calls,
+       count(DISTINCT CASE WHEN kind = 'refusal' THEN invocation_id END) AS refusals,
+       coalesce(sum(CASE WHEN kind = 'estimate' THEN micro_usd END), 0) AS estimated_micro_usd,
+       coalesce(sum(CASE WHEN kind = 'reservation' AND NOT EXISTS (
+                   SELECT 1 FROM cost_ledger s
+                   WHERE s.invocation_id = cost_ledger.invocation_id AND s.kind = 'settlement')
+                THEN micro_usd END), 0) AS open_reserved_micro_usd,
        coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) AS spent_micro_usd,
        printf('%.4f', coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) / 1e6)
            AS spent_usd
@@ -263,13 +344,33 @@ ORDER BY first_at DESC;
 DROP VIEW IF EXISTS v_cost_per_day;
 CREATE VIEW v_cost_per_day AS
 SELECT substr(at, 1, 10) AS day,
-       count(DISTINCT CASE WHEN kind = 'settlement' THEN invocation_id END) AS calls,
+       count(DISTINCT invocation_id) AS invocations,
+       count(DISTINCT CASE WHEN kind = 'reservation' THEN invocation_id END) AS calls,
+       count(DISTINCT CASE WHEN kind = 'refusal' THEN invocation_id END) AS refusals,
        coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) AS spent_micro_usd,
        printf('%.4f', coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) / 1e6)
            AS spent_usd
 FROM cost_ledger
 GROUP BY day
 ORDER BY day DESC;
+
+DROP VIEW IF EXISTS v_breakglass_recent;
+-- The last 100 break_glass calls, newest first; 'interrupted' for a call whose process died
+-- before it finished.
+CREATE VIEW v_breakglass_recent AS
+SELECT id, started_at, session_id, problem_type,
+       CASE WHEN status = 'started' AND finished_at IS NULL THEN 'interrupted' ELSE status END
+           AS status,
+       mode,
+       printf('%.4f', coalesce(estimate_micro_usd, 0) / 1e6) AS estimate_usd,
+       printf('%.4f', coalesce(worst_case_micro_usd, 0) / 1e6) AS worst_case_usd,
+       CASE WHEN actual_micro_usd IS NULL THEN NULL
+            ELSE printf('%.4f', actual_micro_usd / 1e6) END AS actual_usd,
+       substr(reason, 1, 80) AS reason,
+       substr(problem, 1, 60) AS problem
+FROM breakglass_invocations
+ORDER BY id DESC
+LIMIT 100;
 
 DROP VIEW IF EXISTS v_skills;
 -- One row per skill either lock named: its locked hashes and its latest outcome.

@@ -4,6 +4,8 @@ import argparse
 import time
 from pathlib import Path
 
+from router.breakglass.pricing import load_prices
+from router.breakglass.settings import DEFAULT_PRICES
 from router.catalog import load_catalog
 from router.commands import add_db_option
 from router.db import connect
@@ -31,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         help="a JSON Lines catalog of MCP tool objects (repeatable)",
     )
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        type=Path,
+        default=DEFAULT_PRICES,
+        help=f"break-glass model prices, OpenRouter /api/v1/models format (default {DEFAULT_PRICES})",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -39,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     conn = connect(resolve_db_path(args.db))
     summary = load_catalog(conn, seed_dir=seed_dir, user_files=args.user_files)
+    # break-glass model prices, in their own transaction
+    price_count = load_prices(conn, args.prices)
     elapsed_ms = (time.perf_counter() - started) * 1000
-    print(f"{summary.one_line()} in {elapsed_ms:.0f} ms")
+    print(f"{summary.one_line()}; {price_count} model prices in {elapsed_ms:.0f} ms")
     return 0

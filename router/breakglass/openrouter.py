@@ -1,0 +1,139 @@
+"""The only HTTP code: OpenRouter's chat completions endpoint, over httpx.
+
+`POST {base}/api/v1/chat/completions`, key from OPENROUTER_API_KEY (environment only, never
+logged). A 429 with a short Retry-After is retried once; everything else that goes wrong
+becomes a ProviderError whose kind the panel logic decides on.
+"""
+
+import json
+import os
+from dataclasses import dataclass
+
+import anyio
+import httpx
+
+from router.breakglass.pricing import usd_text_to_micro_ceil
+from router.errors import RouterError
+
+BASE_URL_ENV = "OPENROUTER_BASE_URL"
+API_KEY_ENV = "OPENROUTER_API_KEY"
+DEFAULT_BASE_URL = "https://openrouter.ai"
+COMPLETIONS_PATH = "/api/v1/chat/completions"
+
+
+class MissingKeyError(RouterError):
+    """OPENROUTER_API_KEY is not set."""
+
+
+class ProviderError(Exception):
+    """A provider call failed. kind: payment | rate_limited | upstream | timeout | malformed | http.
+
+    `charged_unknown` is True when the request may have been billed but no usage came back
+    (a timeout after the request was sent): the caller charges its worst case.
+    """
+
+    def __init__(self, kind: str, message: str, *, charged_unknown: bool = False):
+        super().__init__(message)
+        self.kind = kind
+        self.charged_unknown = charged_unknown
+
+
+@dataclass(frozen=True)
+class Completion:
+    model: str
+    content: str
+    # None when the response carried no usage.cost
+    cost_micro: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def base_url() -> str:
+    return os.environ.get(BASE_URL_ENV, DEFAULT_BASE_URL).rstrip("/")
+
+
+def api_key() -> str:
+    key = os.environ.get(API_KEY_ENV, "")
+    if not key:
+        raise MissingKeyError(f"{API_KEY_ENV} is not set in the break-glass server's environment")
+    return key
+
+
+def headers(key: str, app_url: str, app_title: str) -> dict[str, str]:
+    out = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    if app_url:
+        out["HTTP-Referer"] = app_url
+    if app_title:
+        out["X-Title"] = app_title
+    return out
+
+
+def _retry_after_seconds(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+        message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+    except ValueError:
+        message = None
+    return message or response.text[:200] or response.reason_phrase
+
+
+def parse_completion(response: httpx.Response) -> Completion:
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise ProviderError("malformed", "response body is not JSON", charged_unknown=True) from exc
+    try:
+        choice = body["choices"][0]
+        content = choice["message"]["content"]
+        if not isinstance(content, str):
+            raise TypeError("message.content is not a string")
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ProviderError("malformed", f"response lacks choices[0].message.content: {exc}",
+                            charged_unknown="usage" not in body if isinstance(body, dict) else True) from exc
+    usage = body.get("usage") or {}
+    cost = usage.get("cost")
+    return Completion(
+        model=str(body.get("model", "")),
+        content=content,
+        cost_micro=usd_text_to_micro_ceil(cost) if isinstance(cost, (int, float, str)) else None,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+    )
+
+
+async def chat(client: httpx.AsyncClient, body: dict, *, key: str, app_url: str, app_title: str,
+               max_retry_after: float) -> Completion:
+    """One chat completion; a 429 whose Retry-After fits is waited out and retried once."""
+    url = base_url() + COMPLETIONS_PATH
+    for attempt in (1, 2):
+        try:
+            response = await client.post(url, content=json.dumps(body), headers=headers(key, app_url, app_title))
+        except httpx.TimeoutException as exc:
+            raise ProviderError("timeout", f"no answer within {client.timeout.read:g} s",
+                                charged_unknown=True) from exc
+        except httpx.TransportError as exc:
+            raise ProviderError("upstream", f"connection failed: {type(exc).__name__}") from exc
+        status = response.status_code
+        if status == 200:
+            return parse_completion(response)
+        message = f"HTTP {status}: {_error_text(response)}"
+        if status == 429:
+            wait = _retry_after_seconds(response)
+            if attempt == 1 and wait is not None and wait <= max_retry_after:
+                await anyio.sleep(wait)
+                continue
+            raise ProviderError("rate_limited", message + (f" (Retry-After {wait:g} s)" if wait is not None else ""))
+        if status == 402:
+            raise ProviderError("payment", message)
+        if status >= 500 or status == 408:
+            raise ProviderError("upstream", message)
+        raise ProviderError("http", message)
+    raise AssertionError("unreachable")

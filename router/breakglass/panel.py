@@ -1,0 +1,209 @@
+"""Running the panel: one Fusion call, or the router's own fan-out (panel calls in parallel,
+then a judge), with the judge's answer validated and a malformed one retried once.
+
+Spending is tracked call by call against the reservation: an attempt that could push the
+spend past what was reserved is not started, and a call that may have been billed without
+reporting usage is counted at its worst case.
+"""
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+import httpx
+from pydantic import ValidationError
+
+from router.breakglass import openrouter, prompt
+from router.breakglass.openrouter import Completion, ProviderError
+from router.breakglass.output import PanelAnswer, answer_json_schema
+from router.breakglass.pricing import Estimate
+
+FUSION_MODEL = "openrouter/fusion"
+FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+# provider failures after which another attempt (or the fan-out) would fail the same way
+FINAL_KINDS = {"payment", "rate_limited"}
+
+Progress = Callable[[str, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    panel: list[str]
+    judge: str
+    fusion: bool
+    user_message: str
+    output_cap: int
+    reserved_micro: int
+    estimate: Estimate
+    key: str
+    app_url: str
+    app_title: str
+    timeout_seconds: float
+    max_retry_after: float
+
+
+@dataclass
+class RunResult:
+    status: str  # 'ok' | 'failed'
+    mode: str | None
+    spent_micro: int
+    message: str
+    answer: PanelAnswer | None = None
+    events: list[str] = field(default_factory=list)
+
+
+class _Budget:
+    def __init__(self, plan: RunPlan):
+        self.plan = plan
+        self.spent = 0
+        self.events: list[str] = []
+
+    def fits(self, worst: int) -> bool:
+        return self.spent + worst <= self.plan.reserved_micro
+
+    def charge(self, completion: Completion | None, worst: int, what: str) -> None:
+        if completion is not None and completion.cost_micro is not None:
+            self.spent += completion.cost_micro
+            self.events.append(f"{what}: ${completion.cost_micro / 1e6:.6f}")
+        else:
+            self.spent += worst
+            self.events.append(f"{what}: cost not reported, counted at worst case ${worst / 1e6:.6f}")
+
+
+def parse_answer(content: str) -> PanelAnswer:
+    match = FENCE.match(content)
+    return PanelAnswer.model_validate_json(match.group(1) if match else content)
+
+
+def fusion_body(plan: RunPlan) -> dict:
+    return {
+        "model": FUSION_MODEL,
+        "plugins": [{"id": "fusion", "model": plan.judge, "analysis_models": plan.panel}],
+        "messages": prompt.panel_messages(plan.user_message),
+        "response_format": prompt.answer_response_format(answer_json_schema()),
+        "max_tokens": plan.output_cap,
+        "usage": {"include": True},
+    }
+
+
+def judge_body(plan: RunPlan, analyses: dict[str, str]) -> dict:
+    return {
+        "model": plan.judge,
+        "messages": prompt.judge_messages(plan.user_message, analyses),
+        "response_format": prompt.answer_response_format(answer_json_schema()),
+        "max_tokens": plan.output_cap,
+        "usage": {"include": True},
+    }
+
+
+def member_body(plan: RunPlan, model: str) -> dict:
+    return {"model": model, "messages": prompt.panel_messages(plan.user_message),
+            "max_tokens": plan.output_cap, "usage": {"include": True}}
+
+
+async def _call(client: httpx.AsyncClient, plan: RunPlan, body: dict) -> Completion:
+    return await openrouter.chat(client, body, key=plan.key, app_url=plan.app_url,
+                                 app_title=plan.app_title, max_retry_after=plan.max_retry_after)
+
+
+def _no_room(budget: _Budget, what: str) -> RunResult:
+    return RunResult("failed", None, budget.spent,
+                     f"stopped before {what}: it could exceed the ${budget.plan.reserved_micro / 1e6:.4f} reserved",
+                     events=budget.events)
+
+
+async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) -> RunResult | ProviderError:
+    """RunResult when Fusion decided the outcome; the ProviderError when the fan-out should try."""
+    worst = plan.estimate.worst_run_micro
+    for attempt in (1, 2):
+        if not budget.fits(worst):
+            return _no_room(budget, "the Fusion call")
+        await progress("panel", f"Fusion: panel {', '.join(plan.panel)} with judge {plan.judge} (attempt {attempt})")
+        try:
+            completion = await _call(client, plan, fusion_body(plan))
+        except ProviderError as exc:
+            if exc.charged_unknown:
+                budget.charge(None, worst, f"fusion attempt {attempt} ({exc.kind})")
+            if exc.kind in FINAL_KINDS:
+                return RunResult("failed", "fusion", budget.spent, f"OpenRouter refused the call: {exc}",
+                                 events=budget.events)
+            budget.events.append(f"fusion attempt {attempt} failed: {exc}")
+            return exc
+        budget.charge(completion, worst, f"fusion attempt {attempt}")
+        await progress("judge", "validating the judge's answer")
+        try:
+            return RunResult("ok", "fusion", budget.spent, "panel answered", parse_answer(completion.content),
+                             events=budget.events)
+        except ValidationError as exc:
+            budget.events.append(f"fusion attempt {attempt}: malformed answer ({exc.error_count()} errors)")
+    return RunResult("failed", "fusion", budget.spent,
+                     "the judge's answer was malformed twice (retried once)", events=budget.events)
+
+
+async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) -> RunResult:
+    worst_calls = plan.estimate.worst_calls
+    panel_worst = sum(worst_calls[f"panel:{m}"] for m in plan.panel)
+    judge_worst = worst_calls[f"judge:{plan.judge}"]
+    if not budget.fits(panel_worst + judge_worst):
+        return _no_room(budget, "the fan-out")
+    await progress("panel", f"fan-out: {len(plan.panel)} panel calls in parallel")
+    analyses: dict[str, str] = {}
+    failures: dict[str, ProviderError] = {}
+
+    async def ask(model: str) -> None:
+        try:
+            completion = await _call(client, plan, member_body(plan, model))
+        except ProviderError as exc:
+            failures[model] = exc
+            if exc.charged_unknown:
+                budget.charge(None, worst_calls[f"panel:{model}"], f"panel {model} ({exc.kind})")
+            return
+        budget.charge(completion, worst_calls[f"panel:{model}"], f"panel {model}")
+        analyses[model] = completion.content
+
+    async with anyio.create_task_group() as group:
+        for model in plan.panel:
+            group.start_soon(ask, model)
+    for model, exc in failures.items():
+        budget.events.append(f"panel {model} failed: {exc}")
+    if not analyses:
+        reasons = "; ".join(f"{m}: {e}" for m, e in failures.items())
+        return RunResult("failed", "fanout", budget.spent, f"every panel call failed ({reasons})",
+                         events=budget.events)
+    for attempt in (1, 2):
+        if not budget.fits(judge_worst):
+            return _no_room(budget, "the judge call")
+        await progress("judge", f"judge {plan.judge} weighing {len(analyses)} analyses (attempt {attempt})")
+        try:
+            completion = await _call(client, plan, judge_body(plan, analyses))
+        except ProviderError as exc:
+            if exc.charged_unknown:
+                budget.charge(None, judge_worst, f"judge attempt {attempt} ({exc.kind})")
+            return RunResult("failed", "fanout", budget.spent, f"the judge call failed: {exc}",
+                             events=budget.events)
+        budget.charge(completion, judge_worst, f"judge attempt {attempt}")
+        try:
+            return RunResult("ok", "fanout", budget.spent, "panel answered", parse_answer(completion.content),
+                             events=budget.events)
+        except ValidationError as exc:
+            budget.events.append(f"judge attempt {attempt}: malformed answer ({exc.error_count()} errors)")
+    return RunResult("failed", "fanout", budget.spent,
+                     "the judge's answer was malformed twice (retried once)", events=budget.events)
+
+
+async def run_panel(plan: RunPlan, progress: Progress, budget: _Budget | None = None) -> RunResult:
+    budget = budget or _Budget(plan)
+    timeout = httpx.Timeout(plan.timeout_seconds, connect=min(10.0, plan.timeout_seconds))
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        if plan.fusion:
+            outcome = await _fusion(client, plan, budget, progress)
+            if isinstance(outcome, RunResult):
+                return outcome
+            await progress("panel", f"Fusion failed ({outcome.kind}); running the panel ourselves")
+        return await _fanout(client, plan, budget, progress)
+
+
+def new_budget(plan: RunPlan) -> _Budget:
+    """The spend tracker; the caller keeps it to settle what was spent if the run is cancelled."""
+    return _Budget(plan)

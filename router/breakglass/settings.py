@@ -1,0 +1,99 @@
+"""configs/breakglass.toml → validated settings. Money becomes integer micro-dollars here."""
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from router.errors import RouterError
+from router.paths import CONFIGS_DIR
+
+DEFAULT_CONFIG = CONFIGS_DIR / "breakglass.toml"
+DEFAULT_PRICES = CONFIGS_DIR / "openrouter-models.json"
+MICRO = 1_000_000
+
+ProblemType = Literal["lean_proof", "code_bug", "architecture", "math_novel", "infra_debug"]
+PROBLEM_TYPES: tuple[str, ...] = ProblemType.__args__
+
+
+class ConfigError(RouterError):
+    """configs/breakglass.toml (or a --config file) is invalid; the message names the field."""
+
+
+def usd_to_micro(usd: float) -> int:
+    return round(usd * MICRO)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OpenRouterSettings(_Strict):
+    fusion: bool = True
+    judge: str
+    timeout_seconds: float = Field(gt=0)
+    max_retry_after_seconds: float = Field(ge=0)
+    app_url: str = ""
+    app_title: str = ""
+
+
+class CostSettings(_Strict):
+    default_budget_usd: float = Field(gt=0)
+    confirm_above_usd: float = Field(ge=0)
+    escalate_multiple: float = Field(gt=0)
+    session_max_invocations: int = Field(ge=0)
+    session_max_usd: float = Field(ge=0)
+    expected_output_tokens: int = Field(gt=0)
+    output_cap_tokens: int = Field(gt=0)
+    attempts_reserved: int = Field(ge=1, le=4)
+    confirmation_token_minutes: float = Field(gt=0)
+
+
+class ContextSettings(_Strict):
+    max_file_bytes: int = Field(gt=0)
+    max_total_bytes: int = Field(gt=0)
+    max_workspace_files: int = Field(ge=0)
+    max_scanned_files: int = Field(gt=0)
+    lake_timeout_seconds: float = Field(gt=0)
+    max_build_log_bytes: int = Field(gt=0)
+    similar_problems: int = Field(ge=0)
+
+
+class TypeSettings(_Strict):
+    threshold_usd: float = Field(gt=0)
+    panel: list[str] = Field(min_length=1)
+    description: str
+    keywords: list[str]
+    extensions: list[str] = []
+
+
+class Settings(_Strict):
+    openrouter: OpenRouterSettings
+    cost: CostSettings
+    context: ContextSettings
+    types: dict[ProblemType, TypeSettings]
+
+    def threshold_micro(self, problem_type: str) -> int:
+        return usd_to_micro(self.types[problem_type].threshold_usd)
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read and validate the break-glass config; an error names the file and the field."""
+    path = path or DEFAULT_CONFIG
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        settings = Settings.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from exc
+    missing = [t for t in PROBLEM_TYPES if t not in settings.types]
+    if missing:
+        raise ConfigError(f"{path}: types: no section for {', '.join(missing)}")
+    return settings
