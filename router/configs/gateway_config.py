@@ -1,0 +1,76 @@
+"""configs/agentgateway.yaml: port 3000, one MCP backend multiplexing the router and the
+declared backends, behind JWT authentication and the role matrix's CEL rules.
+
+The router is one stdio target per role (`router-<role>`, started with CONTEXT_ROUTER_ROLE),
+and a caller reaches only the one its JWT `role` claim names: the role the router enforces
+is fixed by the gateway's config, never by what a caller says. Backends are targets too, so
+a client that wants them directly still gets exactly the matrix's decisions.
+"""
+
+import string
+from typing import Any
+
+from router.configs.cel_rules import role_rules
+from router.configs.inputs import ConfigInputs
+from router.configs.naming import router_entry_name
+from router.roles import ROLE_ENV_VAR
+from router.servers import ServerConfig
+
+GATEWAY_PORT = 3000
+ROUTER_COMMAND = "context-router"
+# agentgateway starts stdio targets in its own working directory: start it in the workspace.
+GATEWAY_WORKSPACE = "."
+# Backends' state (e.g. the memory server's file, which must be an absolute path).
+# `context-router configs --data-dir DIR` generates a config for another directory.
+DEFAULT_GATEWAY_DATA_DIR = "/var/lib/context-router/data"
+# Callers authenticate with a JWT whose `role` claim names their role. These three are
+# the deployment's to set (see README): the issuer and audience its IdP puts in tokens,
+# and the file with the IdP's public keys (JWKS), relative to the gateway's directory.
+JWT_ISSUER = "context-router"
+JWT_AUDIENCE = "context-router-gateway"
+JWKS_FILE = "./gateway-jwks.json"
+
+
+def router_target(role_name: str, entry_name: str) -> dict[str, Any]:
+    return {
+        "name": entry_name,
+        "stdio": {"cmd": ROUTER_COMMAND, "args": ["serve"], "env": {ROLE_ENV_VAR: role_name}},
+    }
+
+
+def backend_target(server: ServerConfig, data_dir: str) -> dict[str, Any]:
+    def expand(text: str) -> str:
+        # servers.toml placeholders; unknown ones were refused when the router loaded the file
+        return string.Template(text).safe_substitute(WORKSPACE=GATEWAY_WORKSPACE, DATA_DIR=data_dir)
+
+    if server.url is not None:
+        return {"name": server.name, "mcp": {"host": expand(server.url)}}
+    stdio: dict[str, Any] = {"cmd": server.command, "args": [expand(a) for a in server.args]}
+    if server.env:
+        stdio["env"] = {k: expand(v) for k, v in sorted(server.env.items())}
+    return {"name": server.name, "stdio": stdio}
+
+
+def gateway_config(inputs: ConfigInputs, data_dir: str = DEFAULT_GATEWAY_DATA_DIR) -> dict[str, Any]:
+    targets = [router_target(role.name, router_entry_name(role)) for role in inputs.roles]
+    targets += [
+        backend_target(server, data_dir)
+        for _, server in sorted(inputs.servers.servers.items())
+    ]
+    policies = {
+        "jwtAuth": {
+            "mode": "strict",
+            "issuer": JWT_ISSUER,
+            "audiences": [JWT_AUDIENCE],
+            "jwks": {"file": JWKS_FILE},
+        },
+        "mcpAuthorization": {"rules": role_rules(inputs.roles, inputs.tools)},
+    }
+    route = {
+        "name": "context-router",
+        "policies": policies,
+        # Several targets: agentgateway prefixes each tool with its target's name.
+        "backends": [{"mcp": {"targets": targets, "prefixMode": "always"}}],
+    }
+    listener = {"name": "mcp", "protocol": "HTTP", "routes": [route]}
+    return {"binds": [{"port": GATEWAY_PORT, "listeners": [listener]}]}
