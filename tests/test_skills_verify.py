@@ -218,3 +218,12 @@ def test_entry_with_unusable_hash_fails_only_its_skill(locked, tmp_path):
     code, out, _ = _verify(locked)
     assert code == 1 and "verified other-skill" in out
     assert "skillFolderHash '' is not a hash this router can check" in out
+
+
+def test_mount_into_a_file_is_a_recorded_refusal(locked):
+    locked["into"].parent.mkdir(parents=True)
+    locked["into"].write_text("not a folder\n")
+    code, _, err = _mount(locked)
+    assert code == 1 and "cannot create a staging folder" in err
+    assert _rows(locked, "mount")[-1]["outcome"] == "refused"
+    assert locked["into"].read_text() == "not a folder\n"

@@ -45,8 +45,12 @@ def mount_skill(name: str, into: Path, skill_lock: dict, grimoire: dict,
         verdict.differences.append(f"mount target {target} already exists; remove it to mount again")
     if not verdict.verified:
         _refuse(recorder, verdict, target)
-    into.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.mounting-", dir=target.parent))
+    try:
+        into.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.mounting-", dir=target.parent))
+    except OSError as exc:
+        verdict.differences.append(f"cannot create a staging folder in {into}: {exc}")
+        _refuse(recorder, verdict, target)
     try:
         _copy_entries(verdict, staging)
         copied = snapshot_skill(staging)
@@ -62,7 +66,7 @@ def mount_skill(name: str, into: Path, skill_lock: dict, grimoire: dict,
     except SkillRefused:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    except OSError as exc:
+    except (OSError, SkillError) as exc:
         shutil.rmtree(staging, ignore_errors=True)
         verdict.differences.append(f"copy failed, nothing mounted: {exc}")
         _refuse(recorder, verdict, target)

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from router.skills.errors import SkillFolderError
 from router.skills.folder_scan import Entry, scan_folder, symlink_escape
 from router.skills.grimoire import build_declaration, declaration_hash, read_front_matter
 from router.skills.tree_hash import cli_folder_hash, git_tree_sha, grimoire_manifest, manifest_tree_hash
@@ -27,7 +28,13 @@ class SkillSnapshot:
 
 
 def snapshot_skill(folder: Path) -> SkillSnapshot:
-    folder = folder.absolute()
+    try:
+        return _snapshot(folder.absolute())
+    except OSError as exc:  # unreadable file or directory, vanished mid-walk, ...
+        raise SkillFolderError(f"{folder}: cannot read: {exc}") from None
+
+
+def _snapshot(folder: Path) -> SkillSnapshot:
     entries = scan_folder(folder)
     front_matter = read_front_matter(folder)
     declaration = build_declaration(front_matter, [e.path for e in entries])
