@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -86,7 +87,9 @@ def _open_database(path: Path) -> apsw.Connection:
     return conn
 
 
-def build_server(options: ServeOptions) -> Server[RouterState]:
+def build_server(
+    options: ServeOptions, on_stopped: Callable[[], None] | None = None
+) -> Server[RouterState]:
     @asynccontextmanager
     async def lifespan(_server: Server[RouterState]) -> AsyncIterator[RouterState]:
         conn = _open_database(options.db_path)
@@ -96,6 +99,8 @@ def build_server(options: ServeOptions) -> Server[RouterState]:
                 yield RouterState(options, conn, pool, _policy(options.servers))
         finally:
             conn.close()
+            if on_stopped is not None:
+                on_stopped()
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return TOOLS_LIST_RESULT
@@ -184,21 +189,34 @@ _HANDLERS: dict[str, Callable[[tools.FacadeContext, Any], Awaitable[types.CallTo
 # --- transports ---------------------------------------------------------------------------
 
 
-async def _cancel_on_signals(scope: anyio.CancelScope) -> None:
-    """SIGTERM/SIGINT end the router cleanly: the lifespan then stops every backend."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            scope.cancel()
-            return
+# How long a signalled router waits for its backends to stop before it exits anyway.
+SIGNAL_SHUTDOWN_GRACE_S = 10.0
 
 
 async def serve_stdio(options: ServeOptions) -> None:
-    server = build_server(options)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_cancel_on_signals, tg.cancel_scope)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        tg.cancel_scope.cancel()
+    """Serve until stdin closes, or until SIGTERM/SIGINT, which stop every backend first."""
+    stopped = anyio.Event()
+    server = build_server(options, on_stopped=stopped.set)
+    serving = anyio.CancelScope()
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with anyio.create_task_group() as tg:
+
+            async def serve() -> None:
+                with serving:
+                    async with stdio_server() as (read_stream, write_stream):
+                        await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(serve)
+            async for _ in signals:
+                break
+            serving.cancel()
+            with anyio.move_on_after(SIGNAL_SHUTDOWN_GRACE_S):
+                await stopped.wait()
+            # The SDK reads stdin in a worker thread that no cancellation can interrupt; the
+            # lifespan has closed the database and stopped the backends, so leave now.
+            sys.stdout.flush()
+            os._exit(0)
 
 
 async def serve_http(options: ServeOptions, host: str, port: int) -> None:

@@ -1,18 +1,19 @@
 """An MCP server whose tools misbehave on purpose, so the router's failure handling can be
 tested against a real process over real stdio.
 
-Run: python tests/servers/misbehaving.py [--crash-at-start] [--hang-at-start]
+Run: python tests/servers/misbehaving.py
 
-`flaky_step` fails (the process exits mid-call) while the file named by $FLAKY_FLAG_FILE
+`flaky_step` fails (a JSON-RPC error, the process stays up) while the file named by $FLAKY_FLAG_FILE
 exists and succeeds otherwise, so a test can flip a backend from broken to healthy.
 """
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -76,19 +77,16 @@ def refuse(reason: str) -> str:
 
 @app.tool(annotations=READ_ONLY)
 def flaky_step() -> str:
-    """Crash while $FLAKY_FLAG_FILE exists, succeed once it is gone."""
+    """Fail with a JSON-RPC error while $FLAKY_FLAG_FILE exists, succeed once it is gone."""
     _log_call("flaky_step")
     flag = os.environ.get("FLAKY_FLAG_FILE")
     if flag and Path(flag).exists():
-        os._exit(4)
+        raise MCPError(code=INTERNAL_ERROR, message="flaky backend is broken right now")
     return "step ok"
 
 
 if __name__ == "__main__":
-    if "--crash-at-start" in sys.argv:
-        sys.exit(5)
-    if "--hang-at-start" in sys.argv:
-        import time
-
-        time.sleep(3600)
+    if os.environ.get("START_LOG_FILE"):
+        with open(os.environ["START_LOG_FILE"], "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
     app.run()

@@ -1,0 +1,168 @@
+"""Backend lifecycle through a real router process: wake on first need, reuse, idle stop,
+stop with the router, crash, hang past the timeout, and interrupted calls in the audit."""
+
+import os
+import signal
+import time
+
+import anyio
+import pytest
+
+from router.db import connect, query_dicts
+from tests.facade_support import (  # noqa: F401  (fixtures)
+    RawStdioClient,
+    anyio_backend,
+    audit_rows,
+    call_log,
+    facade,
+    harvested_catalog,
+    text_of,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (exited, not yet reaped) counts as gone
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def whoami(router) -> int:
+    result = await router.call_tool("mcp_call_tool", {"toolName": "whoami", "args": {}})
+    assert result.is_error is False, text_of(result)
+    return int(text_of(result))
+
+
+async def test_wake_on_first_call_reuse_then_idle_stop_and_wake_again(facade):
+    facade.reconfigure(idle_stop_s=0.8)
+    async with facade.router(extra_args=("--no-wake-on-search",)) as router:
+        # nothing is started by listing or searching
+        await router.call_tool("mcp_search_tools", {"query": "report process id"})
+        assert call_log(facade.state_dir) == []
+        first = await whoami(router)
+        assert await whoami(router) == first  # reused, not restarted
+        assert alive(first)
+        assert await wait_until(lambda: not alive(first), timeout_s=10)  # idle stop
+        second = await whoami(router)
+        assert second != first and alive(second)
+    # the router's exit stops its backends
+    assert await wait_until(lambda: not alive(second), timeout_s=10)
+
+
+async def test_search_wakes_the_best_hits_backend_in_the_background(facade):
+    starts = facade.state_dir / "starts.log"
+    async with facade.router() as router:
+        await router.call_tool("mcp_search_tools", {"query": "report this backend process id whoami"})
+        # started without any call reaching it
+        assert await wait_until(starts.exists, timeout_s=10)
+        assert call_log(facade.state_dir) == []
+        pid = await whoami(router)
+    assert starts.read_text(encoding="utf-8").split() == [str(pid)]
+
+
+async def test_crash_mid_call_is_a_failure_and_the_next_call_restarts_the_backend(facade):
+    async with facade.router() as router:
+        before = await whoami(router)
+        crashed = await router.call_tool("mcp_call_tool", {"toolName": "crash_now", "args": {}})
+        assert crashed.is_error is True
+        assert "closed the connection" in text_of(crashed)
+        after = await whoami(router)
+    assert after != before
+    assert not alive(before)
+    outcomes = [r["outcome"] for r in audit_rows(facade.db)]
+    assert outcomes == ["ok", "backend_failed", "ok"]
+
+
+async def test_hang_past_the_timeout_is_a_failure_and_the_backend_is_stopped(facade):
+    facade.reconfigure(call_timeout_s=1.0)
+    async with facade.router() as router:
+        hung_pid = await whoami(router)
+        started = time.perf_counter()
+        result = await router.call_tool("mcp_call_tool", {"toolName": "hang_forever", "args": {}})
+        elapsed = time.perf_counter() - started
+        assert result.is_error is True
+        assert "did not answer 'hang_forever' within 1 s" in text_of(result)
+        assert elapsed < 5
+        assert await wait_until(lambda: not alive(hung_pid), timeout_s=10)
+        assert await whoami(router) != hung_pid
+    row = audit_rows(facade.db)[1]
+    assert (row["target"], row["outcome"]) == ("hang_forever", "timeout")
+
+
+async def test_backend_that_dies_at_start_is_a_clear_failure(facade):
+    facade.reconfigure(
+        extra="""
+[servers.misbehaving_start]
+profile = "custom"
+command = "python"
+args = ["-c", "import sys; sys.exit(7)"]
+"""
+    )
+    # point one catalog tool at the broken server
+    conn = connect(facade.db)
+    conn.execute(
+        "INSERT INTO servers(name, profile) VALUES ('misbehaving_start', 'custom')"
+    )
+    conn.execute("UPDATE tools SET server = 'misbehaving_start' WHERE name = 'shout'")
+    conn.close()
+    async with facade.router() as router:
+        result = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "x"}})
+    assert result.is_error is True
+    assert "backend 'misbehaving_start' failed to start" in text_of(result)
+    assert audit_rows(facade.db)[-1]["outcome"] == "backend_failed"
+
+
+async def test_cancelled_call_is_finished_as_interrupted(facade):
+    async with facade.router() as router:
+        with anyio.move_on_after(1.0):
+            await router.call_tool("mcp_call_tool", {"toolName": "hang_forever", "args": {}})
+        # the router is still serving
+        assert text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}})) == "A"
+    first = audit_rows(facade.db)[0]
+    assert (first["target"], first["outcome"]) == ("hang_forever", "interrupted")
+    assert first["finished_at"] is not None
+
+
+def test_router_killed_mid_call_leaves_a_row_that_says_interrupted(facade):
+    client = RawStdioClient(facade.params())
+    try:
+        client.send("tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "hang_forever", "args": {}}})
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and "hang_forever" not in call_log(facade.state_dir):
+            time.sleep(0.05)
+        assert "hang_forever" in call_log(facade.state_dir)
+        client.process.send_signal(signal.SIGKILL)
+        client.process.wait(timeout=10)
+    finally:
+        client.close()
+    conn = connect(facade.db)
+    rows = query_dicts(conn, "SELECT target, outcome FROM v_recent_audit")
+    raw = query_dicts(conn, "SELECT outcome, finished_at FROM audit")
+    conn.close()
+    assert rows == [{"target": "hang_forever", "outcome": "interrupted"}]
+    assert raw == [{"outcome": "started", "finished_at": None}]
+
+
+def test_sigterm_stops_the_router_and_its_backends(facade):
+    client = RawStdioClient(facade.params())
+    try:
+        result = client.request("tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "whoami", "args": {}}})
+        pid = int(result["content"][0]["text"])
+        assert alive(pid)
+        client.process.send_signal(signal.SIGTERM)
+        assert client.process.wait(timeout=15) is not None
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid)
+    finally:
+        client.close()
