@@ -1,0 +1,148 @@
+"""Streamable HTTP on both sides: the router served with `--http` (role from a request
+header), forwarding to @modelcontextprotocol/server-everything running `streamableHttp`,
+both bound to 127.0.0.1."""
+
+import os
+import socket
+import subprocess
+import time
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from router.commands.serve import parse_http_address
+from router.errors import RouterError
+from tests.facade_support import (  # noqa: F401  (fixtures)
+    CONTEXT_ROUTER,
+    LOOPBACK_ONLY,
+    NPM_BIN,
+    anyio_backend,
+    audit_rows,
+    harvest,
+    load_test_catalog,
+    text_of,
+    write_catalog_file,
+    facade,
+    harvested_catalog,
+    json_of,
+)
+
+pytestmark = [pytest.mark.slow]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"{process.args[0]} exited with {process.returncode} before listening")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listening on 127.0.0.1:{port} after {timeout_s} s")
+
+
+def listening_addresses(port: int) -> set[str]:
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+    return {line.split()[3].rsplit(":", 1)[0] for line in out.splitlines() if line.strip()}
+
+
+@pytest.fixture
+def everything_http():
+    """server-everything over Streamable HTTP on a loopback port, stopped after the test."""
+    port = free_port()
+    env = dict(os.environ, PORT=str(port), NODE_OPTIONS=f"--require {LOOPBACK_ONLY}")
+    process = subprocess.Popen(
+        [str(NPM_BIN / "mcp-server-everything"), "streamableHttp"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp", port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def http_router(facade, everything_http, tmp_path):
+    """The router over HTTP, with server-everything (HTTP) declared and in its catalog."""
+    url, _ = everything_http
+    facade.reconfigure(extra=f'\n[servers.everything]\nprofile = "core"\nurl = "{url}"\n')
+    lines = anyio.run(harvest, facade.servers_file, facade.workspace, tmp_path / "data", ("everything", "time"))
+    load_test_catalog(facade.db, write_catalog_file(tmp_path / "everything.jsonl", lines))
+    port = free_port()
+    process = subprocess.Popen(
+        [str(CONTEXT_ROUTER), "serve", "--http", f"127.0.0.1:{port}", "--db", str(facade.db),
+         "--servers", str(facade.servers_file), "--workspace", str(facade.workspace), "--role", "director"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp", port
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def http_client(url: str, role: str | None) -> Client:
+    headers = {"X-Context-Router-Role": role} if role else {}
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers)))
+
+
+@pytest.mark.anyio
+async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_the_header(http_router, everything_http, facade):
+    url, port = http_router
+    assert listening_addresses(port) == {"127.0.0.1"}
+    assert listening_addresses(everything_http[1]) == {"127.0.0.1"}
+
+    async with http_client(url, "staff-backend") as worker:
+        assert [t.name for t in (await worker.list_tools()).tools] == [
+            "mcp_call_tool", "mcp_inspect_schema", "mcp_search_tools"]
+        echoed = await worker.call_tool("mcp_call_tool", {"toolName": "echo", "args": {"message": "over http"}})
+        toggled = await worker.call_tool("mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}})
+        summed = await worker.call_tool("mcp_call_tool", {"toolName": "get-sum", "args": {"a": 2, "b": 3}})
+    async with http_client(url, "director") as director:
+        denied = await director.call_tool("mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}})
+        allowed = await director.call_tool("mcp_call_tool", {"toolName": "echo", "args": {"message": "read only"}})
+    async with http_client(url, None) as default_role:  # no header: the router's --role
+        default_denied = await default_role.call_tool("mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}})
+    async with http_client(url, "overlord") as bogus:
+        bogus_role = await bogus.call_tool("mcp_search_tools", {"query": "echo"})
+
+    assert text_of(echoed) == "Echo: over http" and not echoed.is_error
+    assert not toggled.is_error
+    assert "5" in text_of(summed)
+    assert denied.is_error and "role 'director' may not call" in text_of(denied)
+    assert text_of(allowed) == "Echo: read only"
+    assert default_denied.is_error and "director" in text_of(default_denied)
+    assert bogus_role.is_error and "unknown role 'overlord'" in text_of(bogus_role)
+    rows = [(r["role"], r["target"], r["outcome"]) for r in audit_rows(facade.db)]
+    assert rows == [
+        ("staff-backend", "echo", "ok"),
+        ("staff-backend", "toggle-simulated-logging", "ok"),
+        ("staff-backend", "get-sum", "ok"),
+        ("director", "toggle-simulated-logging", "denied"),
+        ("director", "echo", "ok"),
+        ("director", "toggle-simulated-logging", "denied"),
+    ]
+
+
+def test_http_address_parsing_defaults_to_loopback_and_names_bad_input():
+    assert parse_http_address("8765") == ("127.0.0.1", 8765)
+    assert parse_http_address("localhost:9000") == ("localhost", 9000)
+    assert parse_http_address("[::1]:9000") == ("::1", 9000)
+    with pytest.raises(RouterError, match="--http 'abc'"):
+        parse_http_address("abc")
+    with pytest.raises(RouterError, match="port must be"):
+        parse_http_address("127.0.0.1:70000")
