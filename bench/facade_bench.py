@@ -1,0 +1,175 @@
+"""The MCP facade end to end over real stdio: `context-router serve` as a subprocess, driven by
+a lean JSON-RPC client (one request line out, one response line in), so the numbers are the
+server's round trip and not a client library's overhead.
+
+- search (10,000-tool synthetic catalog) and inspect through the router, next to a minimal
+  echo tool on the same SDK in the same run (bench/echo_server.py: the framework floor);
+- mcp_call_tool to a real backend (mcp-server-time) through the router, next to the same
+  call made directly to that backend: the difference of medians is the router's overhead
+  (role check, schema validation, breaker, two audit rows, forwarding).
+
+Run alone: `python -m bench.facade_bench`.
+"""
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import synthetic
+from bench.load import load_synthetic
+from bench.paths import BENCH_DIR
+from bench.report import Options, Section, markdown_table
+from router.db import connect
+
+CATALOG_SIZE = 10_000
+ROUND_TRIPS = 600  # per measured series, after WARM_UP
+WARM_UP = 50
+ECHO_SERVER = BENCH_DIR / "echo_server.py"
+VENV_BIN = Path(sys.executable).parent
+TIME_ARGS = {"timezone": "Asia/Tokyo"}
+
+# The issue's bars, in milliseconds.
+BARS = {"search_median": 1.5, "search_p99": 4.0, "call_overhead_median": 1.0}
+
+
+class StdioPeer:
+    """An MCP server subprocess spoken to with raw JSON-RPC lines (protocol 2025-11-25)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+        self._id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "facade-bench", "version": "0"}})
+        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _write(self, message: dict) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        self._id += 1
+        self._write({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}})
+        response = json.loads(self.process.stdout.readline())
+        if "error" in response:
+            raise RuntimeError(f"{method}: {response['error']}")
+        return response["result"]
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{tool} failed: {result['content'][0]['text']}")
+        return result
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def time_round_trips(peer: StdioPeer, tool: str, argument_list: list[dict]) -> list[float]:
+    """Milliseconds per tools/call, cycling through the arguments."""
+    for arguments in argument_list[:WARM_UP]:
+        peer.call(tool, arguments)
+    timings = []
+    for i in range(ROUND_TRIPS):
+        arguments = argument_list[i % len(argument_list)]
+        started = time.perf_counter()
+        peer.call(tool, arguments)
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def summarize(timings: list[float]) -> dict[str, float]:
+    ordered = sorted(timings)
+    return {"median_ms": statistics.median(ordered),
+            "p99_ms": ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]}
+
+
+def _router(db: Path, servers: Path, workspace: Path) -> StdioPeer:
+    return StdioPeer([str(VENV_BIN / "context-router"), "serve", "--db", str(db), "--servers", str(servers),
+                      "--workspace", str(workspace), "--no-wake-on-search"])
+
+
+def measure(scratch: Path) -> dict[str, dict[str, float]]:
+    tools = synthetic.catalog(CATALOG_SIZE)
+    db = scratch / "facade-bench.db"
+    conn = connect(db)
+    load_synthetic(conn, tools, scratch)
+    # the real backend's tool, so the router can forward to it
+    conn.execute(
+        "INSERT INTO profiles(name) VALUES ('core') ON CONFLICT DO NOTHING;"
+        "INSERT INTO servers(name, profile) VALUES ('time', 'core');"
+        "INSERT INTO tools(name, backend_name, server, description, summary, input_schema, mutating,"
+        " definition_hash) VALUES ('get_current_time', 'get_current_time', 'time',"
+        " 'Get current time in a specific timezone', 'Get current time in a specific timezone',"
+        " '{\"type\":\"object\",\"properties\":{\"timezone\":{\"type\":\"string\"}},\"required\":[\"timezone\"]}',"
+        " 0, 'b3:bench')"
+    )
+    conn.close()
+    servers = scratch / "servers.toml"
+    servers.write_text('[servers.time]\nprofile = "core"\ncommand = "mcp-server-time"\n'
+                       'args = ["--local-timezone", "UTC"]\n', encoding="utf-8")
+
+    queries = [{"query": q} for q in synthetic.queries(tools, 300)]
+    names = [{"toolName": t["name"]} for t in tools[:: max(1, CATALOG_SIZE // 300)]]
+    results: dict[str, dict[str, float]] = {}
+
+    echo = StdioPeer([sys.executable, str(ECHO_SERVER)])
+    router = _router(db, servers, scratch)
+    direct = StdioPeer([str(VENV_BIN / "mcp-server-time"), "--local-timezone", "UTC"])
+    try:
+        # interleaved series, so load on the machine affects each about equally
+        results["echo floor (same SDK)"] = summarize(time_round_trips(echo, "echo", [{"text": "ping"}]))
+        results["mcp_search_tools @10k"] = summarize(time_round_trips(router, "mcp_search_tools", queries))
+        results["mcp_inspect_schema @10k"] = summarize(time_round_trips(router, "mcp_inspect_schema", names))
+        call = [{"toolName": "get_current_time", "args": TIME_ARGS}]
+        results["get_current_time direct"] = summarize(time_round_trips(direct, "get_current_time", [TIME_ARGS]))
+        results["get_current_time via mcp_call_tool"] = summarize(time_round_trips(router, "mcp_call_tool", call))
+    finally:
+        for peer in (echo, router, direct):
+            peer.close()
+    return results
+
+
+def bar_checks(results: dict[str, dict[str, float]]) -> list[str]:
+    search = results["mcp_search_tools @10k"]
+    overhead = (results["get_current_time via mcp_call_tool"]["median_ms"]
+                - results["get_current_time direct"]["median_ms"])
+    checks = [
+        ("search median", search["median_ms"], BARS["search_median"]),
+        ("search p99", search["p99_ms"], BARS["search_p99"]),
+        ("router overhead on a call (median)", overhead, BARS["call_overhead_median"]),
+    ]
+    return [f"{name}: {value:.3f} ms (bar ≤ {bar} ms) {'PASS' if value <= bar else 'MISS'}"
+            for name, value, bar in checks]
+
+
+def run(options: Options) -> Section:
+    with tempfile.TemporaryDirectory(prefix="facade-bench-") as scratch:
+        results = measure(Path(scratch))
+    rows = [[name, f"{r['median_ms']:.3f}", f"{r['p99_ms']:.3f}"] for name, r in results.items()]
+    checks = bar_checks(results)
+    markdown = (
+        f"MCP round trip over real stdio, {ROUND_TRIPS} calls per series after {WARM_UP} warm-up "
+        f"calls, lean JSON-RPC client; catalog of {CATALOG_SIZE:,} tools.\n\n"
+        + markdown_table(["series", "median ms", "p99 ms"], rows)
+        + "\n\n" + "\n".join(f"- {line}" for line in checks)
+    )
+    return Section("MCP facade over stdio", markdown, {"results": results, "bars": checks})
+
+
+def main() -> int:
+    section = run(Options(sizes=(CATALOG_SIZE,), write=False))
+    print(f"## {section.title}\n\n{section.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
