@@ -31,6 +31,8 @@ class OpenRouterStub:
                        for m in document["data"]}
         self.api_key = api_key
         self.slow_seconds = slow_seconds
+        # added to every answer, so parallel callers overlap
+        self.delay_seconds = 0.0
         self.requests: list[dict] = []
         self.script: dict[str, list[str]] = {}
         self._lock = threading.Lock()
@@ -172,9 +174,10 @@ class OpenRouterStub:
                     route = ("fusion" if body["model"] == "openrouter/fusion"
                              else "judge" if body.get("response_format") else body["model"])
                 behaviour = stub._next(route) if status == 200 else "rejected"
+                record = {"path": self.path, "headers": headers, "raw": raw, "body": body, "route": route,
+                          "behaviour": behaviour, "at": time.monotonic()}
                 with stub._lock:
-                    stub.requests.append({"path": self.path, "headers": headers, "raw": raw, "body": body,
-                                          "route": route, "behaviour": behaviour, "at": time.monotonic()})
+                    stub.requests.append(record)
                 if status != 200:
                     return self._error(status, problem)
                 if behaviour == "402":
@@ -189,6 +192,9 @@ class OpenRouterStub:
                     return self._send(200, b'{"choices": [{"message": {"content": "trunc')
                 if behaviour == "slow":
                     time.sleep(stub.slow_seconds)
-                self._send(200, json.dumps(stub._answer(body, route, behaviour)).encode())
+                time.sleep(stub.delay_seconds)
+                answer = stub._answer(body, route, behaviour)
+                record["cost"] = answer.get("usage", {}).get("cost")
+                self._send(200, json.dumps(answer).encode())
 
         return Handler

@@ -1,5 +1,7 @@
 """Invocation rows, confirmation tokens and the cost ledger: every call, refusal and cent.
 
+Every write is its own BEGIN IMMEDIATE transaction: it takes the write lock up front (waiting
+for it), so a reader's stale WAL snapshot can never turn into a busy error halfway through.
 The session caps are enforced by reserving the worst case *before* any provider call inside
 BEGIN IMMEDIATE: the write lock is taken before the caps are read, so two processes can never
 both see room for one more call. Settlement records the provider's actual cost and closes the
@@ -19,6 +21,10 @@ from router.db import immediate
 from router.hashing import b3_hex
 
 TOKEN_PREFIX = "bgc_"
+# Several break-glass processes may share one session and one file. Ledger transactions are a
+# few statements long, so waiting for the lock is always better than failing a paid call;
+# the connection default (apsw best practice, 100 ms) is too short under parallel callers.
+BUSY_TIMEOUT_MS = 10_000
 
 INSERT_INVOCATION = """
 INSERT INTO breakglass_invocations (session_id, started_at, problem, problem_type, classification,
@@ -75,6 +81,11 @@ class SessionUsage:
     committed_micro: int
 
 
+def prepare_connection(conn: apsw.Connection) -> apsw.Connection:
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    return conn
+
+
 def _row(conn, session_id: str, invocation_id: int, kind: str, micro_usd: int = 0, detail: str = "") -> None:
     conn.execute(INSERT_LEDGER, {"at": utc_now_iso(), "session_id": session_id,
                                  "invocation_id": invocation_id, "kind": kind,
@@ -102,14 +113,14 @@ def open_invocation(conn: apsw.Connection, session_id: str, *, problem: str,
                     panel: list[str], judge: str | None, context_tokens: int | None,
                     estimate: int | None, worst_case: int | None) -> int:
     """The invocation row and, when there is one, its estimate row, in one transaction."""
-    with conn:
+    with immediate(conn):
         invocation_id = conn.execute(INSERT_INVOCATION, {
             "session_id": session_id, "at": utc_now_iso(), "problem": problem,
             "problem_type": problem_type, "classification": classification,
             "complexity": complexity, "panel": json.dumps(panel), "judge": judge,
             "context_tokens": context_tokens, "estimate": estimate, "worst_case": worst_case,
             "pid": os.getpid(),
-        }).fetchone()[0]
+        }).fetchall()[0][0]
         if estimate is not None:
             _row(conn, session_id, invocation_id, "estimate", estimate,
                  f"worst case {worst_case} micro-USD over the reserved attempts")
@@ -118,7 +129,7 @@ def open_invocation(conn: apsw.Connection, session_id: str, *, problem: str,
 
 def refuse(conn: apsw.Connection, session_id: str, invocation_id: int, reason: str,
            status: str = "refused") -> None:
-    with conn:
+    with immediate(conn):
         _row(conn, session_id, invocation_id, "refusal", 0, reason)
         conn.execute(FINISH_INVOCATION, {"status": status, "reason": reason, "at": utc_now_iso(),
                                          "mode": None, "actual": None, "diagnosis": None,
@@ -126,7 +137,7 @@ def refuse(conn: apsw.Connection, session_id: str, invocation_id: int, reason: s
 
 
 def record_confirmation(conn: apsw.Connection, session_id: str, invocation_id: int, detail: str) -> None:
-    with conn:
+    with immediate(conn):
         _row(conn, session_id, invocation_id, "confirmation", 0, detail)
 
 
@@ -137,7 +148,7 @@ def issue_token(conn: apsw.Connection, session_id: str, invocation_id: int, fing
     now = datetime.now(timezone.utc)
     expires = (now + timedelta(minutes=minutes)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     reason = f"estimate ${estimate / 1e6:.4f} needs a person's confirmation; token issued"
-    with conn:
+    with immediate(conn):
         conn.execute(INSERT_TOKEN, {"token_hash": b3_hex(token.encode()), "issued_for": invocation_id,
                                     "fingerprint": fingerprint, "estimate": estimate,
                                     "at": utc_now_iso(), "expires_at": expires})
@@ -195,7 +206,7 @@ def settle(conn: apsw.Connection, session_id: str, invocation_id: int, *, status
            reserved: int, actual: int, reason: str = "", mode: str | None = None,
            diagnosis: str | None = None) -> None:
     """Close the reservation with the actual cost; release the rest; record the outcome."""
-    with conn:
+    with immediate(conn):
         _row(conn, session_id, invocation_id, "settlement", actual, "provider usage.cost")
         if reserved > actual:
             _row(conn, session_id, invocation_id, "release", reserved - actual,

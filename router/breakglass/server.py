@@ -233,7 +233,7 @@ async def break_glass(
 def build_server(db_path: Path, settings: Settings, workspace: Path, session_id: str | None = None) -> MCPServer:
     @asynccontextmanager
     async def lifespan(_app: MCPServer) -> AsyncIterator[State]:
-        conn = connect(db_path)
+        conn = ledger.prepare_connection(connect(db_path))
         try:
             yield State(conn, settings, workspace, session_id or new_session_id())
         finally:

@@ -1,0 +1,95 @@
+"""Real parallel processes racing for one session's caps never overspend: first the ledger
+itself (many processes reserving at once), then whole break-glass servers sharing a session."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import pytest
+
+from router.breakglass import ledger
+from router.breakglass.settings import DEFAULT_PRICES
+from router.db import connect, query_dicts
+from tests.breakglass_support import API_KEY, arguments, break_glass_client, prepared_db, server_params, write_config
+from tests.openrouter_stub import OpenRouterStub
+
+pytestmark = pytest.mark.slow
+
+RACER = textwrap.dedent("""
+    import os, sys, time
+    from router.breakglass import ledger
+    from router.db import connect
+    db, go, attempts = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    conn = ledger.prepare_connection(connect(db))
+    caps = ledger.Caps(max_invocations=int(sys.argv[4]), max_micro_usd=int(sys.argv[5]))
+    print("ready", flush=True)
+    while not os.path.exists(go):
+        time.sleep(0.001)
+    won = 0
+    for _ in range(attempts):
+        inv = ledger.open_invocation(conn, "race", problem="p", problem_type="code_bug", classification="",
+                                     complexity="low", panel=[], judge="j", context_tokens=1, estimate=1,
+                                     worst_case=700)
+        if ledger.reserve(conn, "race", inv, 700, caps) is None:
+            won += 1
+    print(won)
+""")
+
+
+@pytest.mark.parametrize("max_invocations, max_micro, expected", [(100, 10_000, 14), (9, 1_000_000, 9)])
+def test_racing_processes_never_exceed_the_caps(tmp_path, max_invocations, max_micro, expected):
+    db = tmp_path / "race.db"
+    connect(db).close()
+    go = tmp_path / "go"
+    racers = []
+    for _ in range(6):
+        # opened one after another (opening is not what this test races), then released together
+        racer = subprocess.Popen([sys.executable, "-c", RACER, str(db), str(go), "6", str(max_invocations),
+                                  str(max_micro)], stdout=subprocess.PIPE, text=True)
+        assert racer.stdout.readline().strip() == "ready"
+        racers.append(racer)
+    go.touch()
+    wins = [int(p.communicate(timeout=120)[0]) for p in racers]
+    assert all(p.returncode == 0 for p in racers)
+    assert sum(wins) == expected
+    conn = connect(db)
+    usage = ledger.session_usage(conn, "race")
+    assert usage.calls == expected and usage.committed_micro == expected * 700 <= max_micro
+    refusals = query_dicts(conn, "SELECT count(*) AS n FROM cost_ledger WHERE kind = 'refusal'")[0]["n"]
+    assert refusals == 36 - expected
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_parallel_servers_sharing_a_session_respect_the_call_cap(tmp_path):
+    db = prepared_db(tmp_path / "router.db")
+    config = write_config(tmp_path / "bg.toml", {"cost.session_max_invocations": 3})
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    outcomes: list[str] = []
+    with OpenRouterStub(DEFAULT_PRICES, API_KEY) as stub:
+        stub.delay_seconds = 1.0  # answers overlap, so the racers really are concurrent
+
+        async def racer():
+            params = server_params(db, config, workspace, stub.base_url, session="shared-session")
+            async with break_glass_client(params) as client:
+                call = await client.call_tool("break_glass", arguments())
+                outcomes.append("refused: " + call.content[0].text if call.is_error
+                                else json.loads(call.content[0].text)["status"])
+
+        async with anyio.create_task_group() as group:
+            for _ in range(6):
+                group.start_soon(racer)
+    assert outcomes.count("ok") == 3, outcomes
+    refused = [o for o in outcomes if o.startswith("refused")]
+    assert len(refused) == 3 and all("3 of 3 break-glass calls" in o for o in refused)
+    assert len(stub.requests) == 3
+    conn = connect(db)
+    session = query_dicts(conn, "SELECT calls, refusals, open_reserved_micro_usd FROM v_cost_per_session")
+    assert session == [{"calls": 3, "refusals": 3, "open_reserved_micro_usd": 0}]
