@@ -21,14 +21,6 @@ from tests.facade_support import (  # noqa: F401  (fixtures)
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-async def test_tools_list_is_the_three_meta_tools(facade):
-    async with facade.router() as router:
-        listed = await router.list_tools()
-    assert [t.name for t in listed.tools] == ["mcp_call_tool", "mcp_inspect_schema", "mcp_search_tools"]
-    annotations = {t.name: t.annotations.read_only_hint for t in listed.tools}
-    assert annotations == {"mcp_call_tool": False, "mcp_inspect_schema": True, "mcp_search_tools": True}
-
-
 async def test_search_inspect_call_flow_against_real_time_server(facade):
     async with facade.router() as router:
         hits = json_of(await router.call_tool("mcp_search_tools", {"query": "current time in a timezone", "limit": 3}))
@@ -43,6 +35,13 @@ async def test_search_inspect_call_flow_against_real_time_server(facade):
         through_router = await router.call_tool(
             "mcp_call_tool", {"toolName": "get_current_time", "args": {"timezone": "Asia/Tokyo"}}
         )
+        # the backend's own error result comes back unchanged too
+        backend_error = await router.call_tool(
+            "mcp_call_tool", {"toolName": "get_current_time", "args": {"timezone": "Mars/Olympus_Mons"}}
+        )
+    assert backend_error.is_error is True
+    assert "Invalid timezone" in text_of(backend_error)
+    assert audit_rows(facade.db)[-1]["outcome"] == "tool_error"
     # the same call made directly to the backend: the router returns its result unchanged
     async with Client(StdioServerParameters(command=str(VENV_BIN / "mcp-server-time"), args=["--local-timezone", "UTC"])) as direct:
         direct_result = await direct.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
@@ -51,16 +50,6 @@ async def test_search_inspect_call_flow_against_real_time_server(facade):
     assert set(through_router.structured_content) == set(direct_result.structured_content)
     assert through_router.structured_content["datetime"].endswith("+09:00")
     assert [b.type for b in through_router.content] == [b.type for b in direct_result.content]
-
-
-async def test_backend_is_error_result_is_returned_unchanged(facade):
-    async with facade.router() as router:
-        result = await router.call_tool(
-            "mcp_call_tool", {"toolName": "get_current_time", "args": {"timezone": "Mars/Olympus_Mons"}}
-        )
-    assert result.is_error is True
-    assert "Invalid timezone" in text_of(result)
-    assert audit_rows(facade.db)[-1]["outcome"] == "tool_error"
 
 
 async def test_call_git_and_filesystem_backends(facade):
