@@ -355,13 +355,10 @@ GROUP BY day
 ORDER BY day DESC;
 
 DROP VIEW IF EXISTS v_breakglass_recent;
--- The last 100 break_glass calls, newest first; 'interrupted' for a call whose process died
--- before it finished.
+-- The last 100 break_glass calls, newest first. 'started' is a call still running, or one
+-- whose process died before it finished (its reservation then stays counted: fail-closed).
 CREATE VIEW v_breakglass_recent AS
-SELECT id, started_at, session_id, problem_type,
-       CASE WHEN status = 'started' AND finished_at IS NULL THEN 'interrupted' ELSE status END
-           AS status,
-       mode,
+SELECT id, started_at, session_id, problem_type, status, mode,
        printf('%.4f', coalesce(estimate_micro_usd, 0) / 1e6) AS estimate_usd,
        printf('%.4f', coalesce(worst_case_micro_usd, 0) / 1e6) AS worst_case_usd,
        CASE WHEN actual_micro_usd IS NULL THEN NULL

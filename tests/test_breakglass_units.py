@@ -251,3 +251,46 @@ def test_confirmation_token_is_one_time_and_bound(conn):
                                             estimate=2_500_000)
     assert "not one this server issued" in ledger.reserve(conn, "s1", _invocation(conn), 10, caps,
                                                           token="bgc_forged", fingerprint="b3:fp", estimate=1)
+
+
+# -- views and docs -------------------------------------------------------------------------
+
+BREAKGLASS_VIEWS = ("v_cost_per_session", "v_cost_per_day", "v_breakglass_recent")
+
+
+def sqlite3_shell(db_path, sql):
+    done = subprocess.run(["sqlite3", "-json", str(db_path), sql], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout or "[]")
+
+
+def test_views_read_by_the_system_sqlite3_shell(conn, db_path):
+    caps = ledger.Caps(10, 10_000_000)
+    settled, refused, running = _invocation(conn, "s9"), _invocation(conn, "s9"), _invocation(conn, "s9")
+    ledger.reserve(conn, "s9", settled, 1_000, caps)
+    ledger.settle(conn, "s9", settled, status="ok", reserved=1_000, actual=420, mode="fusion", diagnosis="d")
+    ledger.refuse(conn, "s9", refused, "estimate above budget")
+    ledger.reserve(conn, "s9", running, 1_000, caps)
+    session = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_session")
+    assert session == [{**session[0], "session_id": "s9", "invocations": 3, "calls": 2, "refusals": 1,
+                        "estimated_micro_usd": 300, "open_reserved_micro_usd": 1_000,
+                        "spent_micro_usd": 420, "spent_usd": "0.0004"}]
+    day = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_day")
+    assert day[0]["calls"] == 2 and day[0]["spent_micro_usd"] == 420
+    recent = sqlite3_shell(db_path, "SELECT id, status, mode, actual_usd, reason FROM v_breakglass_recent")
+    assert recent == [
+        {"id": running, "status": "started", "mode": None, "actual_usd": None, "reason": ""},
+        {"id": refused, "status": "refused", "mode": None, "actual_usd": None, "reason": "estimate above budget"},
+        {"id": settled, "status": "ok", "mode": "fusion", "actual_usd": "0.0004", "reason": ""},
+    ]
+
+
+def test_readme_documents_the_server_and_its_views():
+    from router.paths import PROJECT_ROOT, SCHEMA_FILE
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    schema = SCHEMA_FILE.read_text()
+    assert "context-router break-glass" in readme and "OPENROUTER_BASE_URL" in readme
+    for view in BREAKGLASS_VIEWS:
+        assert f"`{view}`" in readme and f"CREATE VIEW {view} AS" in schema
+    for option in ("--config", "--workspace", "--session"):
+        assert option in readme
