@@ -3,7 +3,6 @@ verifies with our code, our hashes equal its skillFolderHash, and it accepts the
 files we write."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest

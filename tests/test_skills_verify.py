@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from router.db import connect, query_dicts
-from router.skills.errors import SkillFolderError
 from tests.skills_support import context_router, make_skill
 
 SKILL = "tamper-me"
