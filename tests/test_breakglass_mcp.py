@@ -4,9 +4,7 @@ refusal, outcome and provider error, with the rows each leaves in the SQLite fil
 
 import json
 
-import anyio
 import pytest
-from mcp.types import ElicitResult
 
 from router.breakglass.pricing import usd_text_to_micro_ceil
 from router.breakglass.settings import DEFAULT_PRICES
@@ -17,6 +15,8 @@ from tests.openrouter_stub import OpenRouterStub
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 SECRET_IN_FILE = "sk-ant-api03-" + "Zq9" * 12
+SECRET_IN_PROBLEM = "ghp_" + "Pr0b" * 9
+SECRET_IN_EVIDENCE = "AKIAABCDEFGHIJKLMNOP"
 
 
 @pytest.fixture
@@ -79,8 +79,11 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
         assert tool.annotations.read_only_hint is False
         assert {"problem", "earlier_tiers", "context_files", "problem_type", "budget",
                 "confirmation_token"} <= set(tool.input_schema["properties"])
-        call = await client.call_tool("break_glass", arguments(context_files=["src/Gap.lean", ".env"]),
-                                      progress_callback=on_progress)
+        tiers = {**TIERS, "skill_system": {**TIERS["skill_system"],
+                                           "failure": f"the skill's fetch failed with key {SECRET_IN_EVIDENCE}"}}
+        call = await client.call_tool("break_glass", {
+            "problem": LEAN_PROBLEM + f" (the CI token {SECRET_IN_PROBLEM} is not the cause)",
+            "earlier_tiers": tiers, "context_files": ["src/Gap.lean", ".env"]}, progress_callback=on_progress)
     result = result_of(call)
     assert result["status"] == "ok" and result["mode"] == "fusion"
     assert result["problem_type"] == "lean_proof" and "keyword 'sorry'" in result["classification"]
@@ -107,8 +110,9 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
     assert "OPENROUTER_API_KEY=[REDACTED]" in prompt
     # no secret from the files, the problem or the environment left the machine
     everything_but_auth = json.dumps(body)
-    for secret in (SECRET_IN_FILE, "hunter2-correct-horse", API_KEY):
+    for secret in (SECRET_IN_FILE, "hunter2-correct-horse", API_KEY, SECRET_IN_PROBLEM, SECRET_IN_EVIDENCE):
         assert secret not in everything_but_auth
+    assert "cleanMerge_preservesGap" in everything_but_auth  # the problem itself did arrive
     assert result["secrets_removed"]
 
     # progress: the five stages in order, strictly increasing
@@ -128,6 +132,7 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
     stored = rows(db, "SELECT status, mode, problem, diagnosis FROM breakglass_invocations WHERE id = ?",
                   (invocation,))[0]
     assert stored["status"] == "ok" and stored["mode"] == "fusion" and stored["diagnosis"]
+    assert SECRET_IN_PROBLEM not in stored["problem"] and "[REDACTED]" in stored["problem"]
 
 
 async def test_refusals_say_what_is_missing_and_leave_rows(db, tmp_path, workspace, stub):
@@ -167,6 +172,11 @@ async def test_session_caps_calls_and_money(db, tmp_path, workspace, stub):
         third = await client.call_tool("break_glass", arguments())
         assert third.is_error and "2 of 2 break-glass calls already made" in third.content[0].text
     assert len(stub.requests) == 2
+    # the second call was shown the first one as an earlier call on a similar problem (FTS5)
+    first_prompt, second_prompt = (r["body"]["messages"][1]["content"] for r in stub.requests)
+    assert "Earlier break-glass calls on similar problems" not in first_prompt
+    assert "# Earlier break-glass calls on similar problems\n- #1 [lean_proof, ok]" in second_prompt
+    assert "diagnosis by fusion" in second_prompt
     # a money cap smaller than one worst case: refused before anything is reserved or sent
     money_cap = write_config(tmp_path / "money.toml", {"cost.session_max_usd": 0.05})
     async with break_glass_client(server_params(db, money_cap, workspace, stub.base_url)) as client:
