@@ -106,3 +106,20 @@ def test_front_matter_json_cannot_say_exactly_is_refused_with_its_file(tmp_path,
     skill = make_skill(tmp_path / "bad", "bad", extra_front_matter=bad)
     with pytest.raises(Exception, match="SKILL.md: front matter cannot be canonicalized"):
         snapshot_skill(skill)
+
+
+def test_lock_serializer_matches_json_stringify():
+    """Integer-like keys first (as JavaScript objects order them), escapes, non-ASCII and
+    nesting exactly as JSON.stringify(JSON.parse(text), null, 2) gives them."""
+    from router.skills.skill_lock import serialize
+
+    doc = {"version": 3, "skills": {
+        "zeta": {"source": "/src/ä ß \u2028 \u0001 \"q\" \\ /", "skillFolderHash": "", "n": [1, [], {}]},
+        "10": {"source": "ten"}, "2": {"source": "two"}, "01": {"source": "not an index"},
+        "4294967295": {"source": "too big for an index"},
+    }, "dismissed": {}, "lastSelectedAgents": ["claude-code"]}
+    text = json.dumps(doc)
+    script = "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1]), null, 2))"
+    node_text = subprocess.run([str(node_binary()), "-e", script, text],
+                               capture_output=True, text=True, check=True).stdout
+    assert serialize(json.loads(text)) == node_text
