@@ -381,6 +381,77 @@ LEFT JOIN skill_verifications v
 ORDER BY h.skill;
 
 ------------------------------------------------------------------------------------------
+-- Search (mcp_search_tools): term statistics, trigger/boost phrase index, v_search.
+-- The ranked statement itself is router/search.py SEARCH_SQL, which reads only these.
+------------------------------------------------------------------------------------------
+
+-- Term statistics (documents per indexed term), read to keep the match set of a query
+-- small on large catalogs (very common terms are pruned).
+CREATE VIRTUAL TABLE IF NOT EXISTS tools_fts_terms USING fts5vocab(tools_fts, 'row');
+
+-- Each trigger phrase and boost keyword of a tool as its own row, lower-cased, with
+-- punctuation trimmed from its ends: the search statement finds the phrases present in a
+-- query by looking up the query's word n-grams here (an index seek per n-gram) instead of
+-- scanning tools. The router fields are stored one per line in tools.triggers/boost;
+-- a phrase that cannot be read as JSON text (a control character) is left out.
+CREATE TABLE IF NOT EXISTS tool_phrases (
+    phrase  TEXT NOT NULL,
+    kind    TEXT NOT NULL CHECK (kind IN ('trigger', 'boost')),
+    tool_id INTEGER NOT NULL REFERENCES tools(id) ON DELETE CASCADE,
+    PRIMARY KEY (phrase, kind, tool_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX IF NOT EXISTS tool_phrases_by_tool ON tool_phrases(tool_id);
+
+DROP VIEW IF EXISTS v_tool_phrase_source;
+-- What tool_phrases must hold for each tool: the lines of tools.triggers and tools.boost.
+CREATE VIEW v_tool_phrase_source AS
+SELECT tool_id, kind, phrase
+FROM (
+    SELECT t.id AS tool_id, k.kind,
+           trim(lower(j.value), ' !"#$%&''()*+,-./:;<=>?@[\]^_`{|}~') AS phrase
+    FROM tools t
+    JOIN (SELECT 'trigger' AS kind UNION ALL SELECT 'boost') k
+    JOIN json_each(
+        CASE WHEN json_valid(
+                '["' || replace(replace(replace(
+                    CASE k.kind WHEN 'trigger' THEN t.triggers ELSE t.boost END,
+                    '\', '\\'), '"', '\"'), char(10), '","') || '"]')
+             THEN '["' || replace(replace(replace(
+                    CASE k.kind WHEN 'trigger' THEN t.triggers ELSE t.boost END,
+                    '\', '\\'), '"', '\"'), char(10), '","') || '"]'
+             ELSE '[]' END) j
+)
+WHERE phrase <> '';
+
+CREATE TRIGGER IF NOT EXISTS tool_phrases_ai AFTER INSERT ON tools BEGIN
+    INSERT OR IGNORE INTO tool_phrases(phrase, kind, tool_id)
+    SELECT phrase, kind, tool_id FROM v_tool_phrase_source WHERE tool_id = new.id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS tool_phrases_au AFTER UPDATE OF triggers, boost ON tools BEGIN
+    DELETE FROM tool_phrases WHERE tool_id = old.id;
+    INSERT OR IGNORE INTO tool_phrases(phrase, kind, tool_id)
+    SELECT phrase, kind, tool_id FROM v_tool_phrase_source WHERE tool_id = new.id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS tool_phrases_ad AFTER DELETE ON tools BEGIN
+    DELETE FROM tool_phrases WHERE tool_id = old.id;
+END;
+
+DROP VIEW IF EXISTS v_search;
+-- mcp_search_tools: what a hit shows (never the schema) and what filters it: the role's
+-- right to call mutating tools, and the breaker of the tool's backend.
+-- The profile is a correlated lookup, not a join: the search statement reaches this view by
+-- tool id, and a join let the planner scan every server per hit.
+CREATE VIEW v_search AS
+SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server) AS profile,
+       t.server, t.summary, t.mutating,
+       b.state AS breaker_state, b.opened_at AS breaker_opened_at
+FROM tools t
+LEFT JOIN breaker b ON b.tool = t.name;
+
+------------------------------------------------------------------------------------------
 -- Facade (mcp_call_tool): where a call goes and what guards it.
 ------------------------------------------------------------------------------------------
 

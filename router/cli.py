@@ -13,6 +13,7 @@ from router.errors import RouterError
 COMMAND_MODULES = (
     "router.commands.catalog",
     "router.commands.search",
+    "router.commands.evaluate",
     "router.commands.breakglass",
     "router.commands.serve",
     "router.commands.skills",

@@ -3,7 +3,9 @@
 import re
 from typing import Any
 
-SUMMARY_MAX_CHARS = 120
+# A page of 10 search hits must stay under 400 tokens (cl100k): with names and profiles, 100
+# characters of summary is what fits (tests/test_search_cli.py checks the worst page).
+SUMMARY_MAX_CHARS = 100
 # How deep into nested object schemas argument names are collected.
 ARG_TEXT_MAX_DEPTH = 2
 

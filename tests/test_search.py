@@ -1,0 +1,274 @@
+"""Search ranking: safe queries, the score formula and its explanation, filters, determinism."""
+
+import json
+
+import pytest
+
+from router import search as search_module
+from router.catalog import load_catalog
+from router.errors import QueryError
+from router.search import BOOST_WEIGHT, BREAKER_OPEN_SECONDS, TRIGGER_WEIGHT, search
+
+
+def tool(name, description, *, profile="ops", read_only=True, triggers=(), boost=(), args=None):
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": args or {"path": {"type": "string", "description": "Where to act."}},
+        },
+        "annotations": {"readOnlyHint": read_only},
+        "profile": profile,
+        "server": f"{profile}-server",
+        "triggers": list(triggers),
+        "boost": list(boost),
+    }
+
+
+SMALL_CATALOG = [
+    # bag-of-words identical queries ('rotate logs now' / 'logs rotate now') give every tool
+    # the same BM25; only archive_old_logs has the trigger phrase 'rotate logs'
+    tool("archive_old_logs", "Archive old log files to cold storage.", triggers=["rotate logs"]),
+    tool("logrotate_run", "Rotate logs: rotate the log files now and rotate logs daily."),
+    # 'log rotation' as a two-word boost keyword, same word-order trick
+    tool("cleanup_rotation", "Clean up files left after each run.", boost=["log rotation"]),
+    tool("rotation_policy", "Show the log rotation policy and the rotation schedule for log files."),
+    tool("delete_files", "Delete files from the disk.", read_only=False),
+    tool("list_files", "List files in a directory."),
+    tool("twin_b", "Measure the quantum flux capacitor."),
+    tool("twin_a", "Measure the quantum flux capacitor."),
+    tool("adb_install_apk", "Install an APK on a device.", profile="android"),
+    tool("listPullRequests", "Pull requests of a repository.", profile="dev"),
+]
+
+
+@pytest.fixture
+def small(conn, tmp_path):
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in SMALL_CATALOG))
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    return conn
+
+
+def by_name(hits):
+    return {hit.name: hit for hit in hits}
+
+
+# --- safe queries -------------------------------------------------------------------------
+
+HOSTILE_QUERIES = [
+    'files" OR "x',
+    '"unbalanced',
+    "list*",
+    "* files",
+    "path:files",
+    "name_words:list",
+    "NEAR(list files, 2)",
+    "list NEAR files",
+    "-files",
+    "list - files",
+    "NOT files AND OR",
+    "(list files",
+    "list) files(",
+    "{path description}: files",
+    "^list",
+    "list + files",
+    "files'; DROP TABLE tools; --",
+    "\x00list\x00files",
+    "列出文件 files",
+    "écrire les fichiers",
+    "emoji 🚀 files",
+    "a" * 10_000,
+    ("list files " * 1000)[:10_000],
+    "\\\" \\' `files`",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES, ids=range(len(HOSTILE_QUERIES)))
+def test_hostile_queries_never_reach_fts5_as_syntax(small, query):
+    hits = search(small, query, limit=50)
+    assert all(hit.score > 0 for hit in hits)
+    # the words still count as words: each query that names 'files' finds a files tool
+    if "files" in query and "DROP" not in query:
+        assert {"list_files", "delete_files"} & set(by_name(hits))
+    assert small.execute("SELECT count(*) FROM tools").fetchone()[0] == len(SMALL_CATALOG)
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t", "*", "!!! ??? ***", "-- () :: **"])
+def test_empty_or_wordless_query_is_a_query_error(small, query):
+    with pytest.raises(QueryError, match="query"):
+        search(small, query)
+
+
+def test_overlong_query_is_a_query_error(small):
+    with pytest.raises(QueryError, match="characters"):
+        search(small, "files " * 5000)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 51, 1000, True, "5", 2.0, None])
+def test_limit_outside_1_to_50_is_a_query_error(small, limit):
+    with pytest.raises(QueryError, match="limit must be an integer from 1 to 50"):
+        search(small, "files", limit=limit)
+
+
+@pytest.mark.parametrize("limit", [1, 50])
+def test_limits_at_the_bounds_are_accepted(small, limit):
+    # 'files' is in six tools' text
+    assert len(search(small, "files", limit=limit)) == min(limit, 6)
+
+
+# --- the score formula --------------------------------------------------------------------
+
+
+def test_explain_parts_add_up_to_the_score(small):
+    for query in ["rotate logs now", "log rotation for files", "install an apk", "list files"]:
+        hits = search(small, query, limit=50, explain=True)
+        assert hits
+        for hit in hits:
+            parts = hit.explain.trigger + hit.explain.bm25 + hit.explain.boost
+            assert hit.score == pytest.approx(parts, abs=1e-9)
+            assert hit.explain.trigger in (0.0, TRIGGER_WEIGHT)
+            assert hit.explain.boost in (0.0, BOOST_WEIGHT)
+
+
+def test_without_explain_no_parts_are_returned(small):
+    hit = search(small, "list files")[0]
+    assert hit.explain is None and "explain" not in hit.to_dict()
+
+
+def test_a_trigger_phrase_in_the_query_adds_the_trigger_weight_and_changes_the_order(small):
+    with_phrase = by_name(search(small, "rotate logs now", explain=True))
+    scrambled = by_name(search(small, "logs rotate now", explain=True))
+    archive, logrotate = "archive_old_logs", "logrotate_run"
+    # same words → same BM25 part for every tool
+    for name in scrambled:
+        assert with_phrase[name].explain.bm25 == pytest.approx(scrambled[name].explain.bm25)
+    # without the phrase the tool that says 'rotate logs' most wins on BM25 alone...
+    assert scrambled[logrotate].score > scrambled[archive].score
+    assert scrambled[archive].explain.trigger == 0
+    # ...with it, the trigger's 3.0 lifts archive_old_logs above it
+    assert with_phrase[archive].explain.trigger == TRIGGER_WEIGHT
+    assert with_phrase[archive].score == pytest.approx(scrambled[archive].score + TRIGGER_WEIGHT)
+    assert with_phrase[archive].score > with_phrase[logrotate].score
+    assert with_phrase[logrotate].explain.trigger == 0
+
+
+def test_part_of_a_trigger_phrase_is_not_a_trigger_match(small):
+    hits = by_name(search(small, "rotate", explain=True))
+    assert hits["archive_old_logs"].explain.trigger == 0
+
+
+def test_a_boost_keyword_in_the_query_adds_the_boost_weight_and_changes_the_order(small):
+    with_keyword = by_name(search(small, "log rotation please", explain=True))
+    scrambled = by_name(search(small, "rotation log please", explain=True))
+    boosted, plain = "cleanup_rotation", "rotation_policy"
+    assert scrambled[plain].score > scrambled[boosted].score
+    assert scrambled[boosted].explain.boost == 0
+    assert with_keyword[boosted].explain.boost == BOOST_WEIGHT
+    assert with_keyword[boosted].score == pytest.approx(scrambled[boosted].score + BOOST_WEIGHT)
+    assert with_keyword[boosted].score > with_keyword[plain].score
+
+
+def test_trigger_matching_ignores_case_and_edge_punctuation(small):
+    hits = by_name(search(small, "Please ROTATE LOGS!", explain=True))
+    assert hits["archive_old_logs"].explain.trigger == TRIGGER_WEIGHT
+
+
+def test_changed_triggers_are_searched_after_a_reload(small, tmp_path):
+    changed = [dict(t) for t in SMALL_CATALOG]
+    changed[0]["triggers"] = ["shelve logs"]
+    path = tmp_path / "changed.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in changed))
+    load_catalog(small, seed_dir=None, user_files=[path])
+    assert by_name(search(small, "rotate logs", explain=True))["archive_old_logs"].explain.trigger == 0
+    assert search(small, "shelve logs", explain=True)[0].name == "archive_old_logs"
+
+
+def test_tool_names_are_split_into_words(small):
+    assert search(small, "pull requests")[0].name == "listPullRequests"
+    assert search(small, "install apk")[0].name == "adb_install_apk"
+
+
+def test_stemming_finds_other_forms_of_a_word(small):
+    assert search(small, "installing APKs")[0].name == "adb_install_apk"
+
+
+# --- filters and availability --------------------------------------------------------------
+
+
+def test_profile_filter_keeps_only_that_profile(small):
+    assert {hit.profile for hit in search(small, "files apk pull requests", limit=50)} == {
+        "ops", "android", "dev"
+    }
+    hits = search(small, "files apk pull requests", profile="android", limit=50)
+    assert [hit.name for hit in hits] == ["adb_install_apk"]
+    assert search(small, "files", profile="no-such-profile") == []
+
+
+def test_roles_that_may_not_mutate_do_not_see_mutating_tools(small):
+    assert "delete_files" in by_name(search(small, "delete files", limit=50))
+    hits = search(small, "delete files", limit=50, may_call_mutating=False)
+    assert "delete_files" not in by_name(hits)
+    assert "list_files" in by_name(hits)
+
+
+def test_a_tool_whose_breaker_is_open_is_shown_unavailable_for_the_open_window(small):
+    opened_at = 1_000_000.0
+    small.execute(
+        "INSERT INTO breaker(tool, state, consecutive_failures, opened_at, updated_at) "
+        "VALUES ('list_files', 'open', 3, :at, '2026-11-29T20:00:00Z')",
+        {"at": opened_at},
+    )
+    during = by_name(search(small, "list files", now=opened_at + BREAKER_OPEN_SECONDS - 1))
+    after = by_name(search(small, "list files", now=opened_at + BREAKER_OPEN_SECONDS + 1))
+    assert during["list_files"].available is False
+    assert during["delete_files"].available is True
+    assert after["list_files"].available is True
+    small.execute("UPDATE breaker SET state = 'half_open' WHERE tool = 'list_files'")
+    assert by_name(search(small, "list files", now=opened_at + 1))["list_files"].available is True
+
+
+# --- determinism --------------------------------------------------------------------------
+
+
+def test_ties_are_broken_by_name_and_results_repeat(small):
+    hits = search(small, "quantum flux capacitor", explain=True)
+    assert [hit.name for hit in hits] == ["twin_a", "twin_b"]
+    assert hits[0].score == hits[1].score
+    runs = {tuple((h.name, h.score) for h in search(small, "log files rotation")) for _ in range(5)}
+    assert len(runs) == 1
+
+
+def test_hits_never_carry_schemas(small):
+    hit = search(small, "list files")[0].to_dict()
+    assert set(hit) == {"name", "profile", "summary", "score", "available"}
+
+
+# --- large catalogs: the match budget ------------------------------------------------------
+
+
+def test_common_words_are_pruned_when_the_match_set_would_exceed_the_budget(small, monkeypatch):
+    # within the budget every word is matched
+    assert search_module.match_expression(small, ["files", "apk", "measure"]) == (
+        '"files" OR "apk" OR "measure"'
+    )
+    # 'files' is in 6 of 10 tools (no BM25 weight), 'measure' in 2, 'apk' in 1: over a 3-row
+    # budget the weightless word goes first, then the commoner of the rest
+    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 3)
+    assert search_module.match_expression(small, ["files", "apk", "measure"]) == '"apk" OR "measure"'
+    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 2)
+    assert search_module.match_expression(small, ["files", "apk", "measure"]) == '"apk"'
+    assert [hit.name for hit in search(small, "files apk measure")] == ["adb_install_apk"]
+    # when even the rarest word is too common, the words must all match
+    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 0)
+    assert search_module.match_expression(small, ["apk", "measure"]) == '"apk" AND "measure"'
+
+
+def test_term_statistics_follow_catalog_changes(small, tmp_path):
+    assert search_module.match_expression(small, ["files"]) == '"files"'
+    before = search(small, "capacitor")
+    path = tmp_path / "more.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in SMALL_CATALOG[:6]))
+    load_catalog(small, seed_dir=None, user_files=[path])
+    assert before and search(small, "capacitor") == []
