@@ -27,6 +27,7 @@ MISSING_PROGRAM = "missing_program"
 BACKEND_FAILED = "backend_failed"
 TIMEOUT = "timeout"
 INTERRUPTED = "interrupted"
+INTERNAL_ERROR = "internal_error"  # a bug in the router, not the caller's or backend's doing
 MAX_ERROR_CHARS = 1000
 
 INSERT_STARTED = """

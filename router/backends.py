@@ -131,6 +131,12 @@ class Backend:
     def name(self) -> str:
         return self.config.name
 
+    def check_placeholders(self) -> None:
+        """Expand every placeholder once, so a typo is reported when the router starts."""
+        where = f"servers.toml [servers.{self.name}]"
+        for text in [*self.config.args, *self.config.env.values(), self.config.url or ""]:
+            self.placeholders.expand(text, where)
+
     @property
     def running(self) -> bool:
         return self.client is not None
@@ -283,6 +289,8 @@ class BackendPool:
             name: Backend(server, servers.timeouts(server), placeholders, clock)
             for name, server in servers.servers.items()
         }
+        for backend in self.backends.values():
+            backend.check_placeholders()
         self._task_group: anyio.abc.TaskGroup | None = None
 
     def get(self, server: str) -> Backend | None:

@@ -277,6 +277,9 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     except ToolCallError as exc:
         outcome, error = exc.outcome, exc.audit_note
         raise
+    except Exception as exc:  # a bug: recorded as such, never as a cancellation
+        outcome, error = audit.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
+        raise
     finally:
         # Shielded: a cancelled call must still finish its row ('interrupted').
         with anyio.CancelScope(shield=True):

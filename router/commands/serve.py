@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import apsw
 
 from router.commands import add_db_option
 from router.errors import RouterError
@@ -81,6 +82,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _check_startup(options) -> None:
+    """Fail before serving, with a clear message, on a database or servers.toml that cannot work."""
+    from router.backends import BackendPool, Placeholders, default_data_dir
+    from router.db import connect
+
+    try:
+        connect(options.db_path).close()
+    except apsw.Error as exc:
+        raise RouterError(f"--db {options.db_path}: cannot open the database: {exc}") from None
+    BackendPool(options.servers, Placeholders(options.workspace, default_data_dir(options.db_path)))
+
+
 def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
     from router.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
@@ -99,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         wake_on_search=not args.no_wake_on_search,
         now=clock_with_offset(),
     )
+    _check_startup(options)
     if args.http:
         host, port = parse_http_address(args.http)
         if not _is_loopback(host):
