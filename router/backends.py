@@ -361,14 +361,20 @@ async def fetch_tool_list(
     target = Backend(config, timeouts, placeholders, time.monotonic)._target()
     placeholders.data_dir.mkdir(parents=True, exist_ok=True)
     tools: list[dict[str, Any]] = []
-    with anyio.fail_after(timeouts.startup_timeout_s + timeouts.call_timeout_s):
-        async with Client(target) as client:
-            cursor = None
-            while True:
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(
-                    tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools
-                )
-                cursor = page.next_cursor
-                if not cursor:
-                    return tools
+    limit = timeouts.startup_timeout_s + timeouts.call_timeout_s
+    try:
+        with anyio.fail_after(limit):
+            async with Client(target) as client:
+                cursor = None
+                while True:
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(
+                        tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools
+                    )
+                    cursor = page.next_cursor
+                    if not cursor:
+                        return tools
+    except TimeoutError:
+        raise BackendTimeoutError(f"backend {config.name!r} did not list its tools within {limit:g} s") from None
+    except Exception as exc:
+        raise BackendError(f"backend {config.name!r} could not list its tools: {_describe(exc)}") from exc

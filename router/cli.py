@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "router.commands.evaluate",
     "router.commands.breakglass",
     "router.commands.serve",
+    "router.commands.harvest",
     "router.commands.skills",
 )
 

@@ -1,0 +1,127 @@
+"""Harvest: a live backend's tools/list → its seed file, keeping what people wrote by hand.
+
+Per tool, the MCP definition (everything but the router fields `triggers` and `boost`) is
+compared by content hash with the seed's:
+- a new tool is added (with no triggers or boost yet);
+- an unchanged tool keeps its seed entry as it is, hand-written fields included;
+- a changed or vanished tool is *flagged* and left as it was, unless the caller accepts
+  the changes; then the new definition replaces the old one and its triggers and boost stay.
+The new seed is validated with the same model `context-router catalog` uses before it is
+written, and written whole (temporary file, then rename).
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from router.backends import Placeholders, fetch_tool_list
+from router.errors import SeedError
+from router.hashing import content_hash
+from router.models import SeedFile
+from router.servers import ServersConfig
+
+ROUTER_FIELDS = ("triggers", "boost")
+
+
+@dataclass
+class HarvestReport:
+    seed_file: Path
+    added: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    # tool name → the top-level fields whose values differ from the seed
+    changed: dict[str, list[str]] = field(default_factory=dict)
+    vanished: list[str] = field(default_factory=list)
+    accepted: bool = False
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.changed or self.vanished) and not self.accepted
+
+    def lines(self) -> list[str]:
+        out = [f"{self.seed_file}: {len(self.added)} added, {len(self.unchanged)} unchanged, "
+               f"{len(self.changed)} changed, {len(self.vanished)} gone from the live server"]
+        verdict = "replaced (accepted)" if self.accepted else "FLAGGED, seed entry kept"
+        for name, fields in sorted(self.changed.items()):
+            out.append(f"  changed: {name} ({', '.join(fields)}): {verdict}")
+        for name in self.vanished:
+            out.append(f"  gone: {name}: {'removed (accepted)' if self.accepted else 'FLAGGED, seed entry kept'}")
+        if self.flagged:
+            out.append("  rerun with --accept-changed to take the live definitions (triggers and boost are kept)")
+        return out
+
+
+def _definition(tool: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in tool.items() if k not in ROUTER_FIELDS}
+
+
+def _differing_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    keys = sorted(set(old) | set(new))
+    return [k for k in keys if content_hash(old.get(k)) != content_hash(new.get(k))]
+
+
+def merge(seed: dict[str, Any], live_tools: list[dict[str, Any]], accept_changed: bool, report: HarvestReport) -> dict[str, Any]:
+    """The seed with the live tools merged in (pure: no files, no processes)."""
+    old_by_name = {tool["name"]: tool for tool in seed.get("tools", [])}
+    merged = []
+    for live in live_tools:
+        name = live["name"]
+        old = old_by_name.get(name)
+        if old is None:
+            merged.append(live)
+            report.added.append(name)
+        elif content_hash(_definition(old)) == content_hash(live):
+            merged.append(old)
+            report.unchanged.append(name)
+        else:
+            report.changed[name] = _differing_fields(_definition(old), live)
+            kept = {k: old[k] for k in ROUTER_FIELDS if k in old}
+            merged.append(live | kept if accept_changed else old)
+    live_names = {tool["name"] for tool in live_tools}
+    for name, old in old_by_name.items():
+        if name not in live_names:
+            report.vanished.append(name)
+            if not accept_changed:
+                merged.append(old)
+    report.accepted = accept_changed and bool(report.changed or report.vanished)
+    return seed | {"tools": merged}
+
+
+async def harvest(
+    server_name: str,
+    servers: ServersConfig,
+    seeds_dir: Path,
+    placeholders: Placeholders,
+    *,
+    accept_changed: bool = False,
+) -> HarvestReport:
+    server = servers.servers.get(server_name)
+    if server is None:
+        raise SeedError(f"no [servers.{server_name}] in servers.toml; declared: {', '.join(sorted(servers.servers))}")
+    seed_file = seeds_dir / f"{server_name}.json"
+    report = HarvestReport(seed_file)
+    if seed_file.exists():
+        try:
+            seed = json.loads(seed_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise SeedError(f"{seed_file}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
+    else:
+        how = server.url or " ".join([server.command or "", *server.args])
+        seed = {"server": server_name, "profile": server.profile,
+                "source": f"harvested live: tools/list of {how}", "tools": []}
+    live_tools = await fetch_tool_list(server, servers.timeouts(server), placeholders)
+    merged = merge(seed, live_tools, accept_changed, report)
+    try:
+        SeedFile.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SeedError(f"{seed_file}: the harvested seed is invalid at {where}: {first['msg']}; nothing written") from None
+    seeds_dir.mkdir(parents=True, exist_ok=True)
+    temporary = seed_file.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(merged, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, seed_file)
+    return report
