@@ -16,7 +16,7 @@ from router.breakglass.gate import EarlierTiers, gate_refusal
 from router.breakglass.pricing import PriceError, estimate_run, load_prices, read_prices
 from router.breakglass.redact import REDACTED, Redactor
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
-from router.db import query_dicts
+from router.db import connect, query_dicts
 
 SECRETS = {
     "openrouter": API_KEY,
@@ -165,6 +165,23 @@ def test_catalog_command_loads_prices(db_path, venv_bin):
     out = subprocess.run(["sqlite3", str(db_path), "SELECT count(*) FROM model_prices"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "7"
+
+
+def test_catalog_command_with_a_bad_price_file_writes_nothing(db_path, tmp_path):
+    existing = connect(db_path)
+    load_prices(existing, DEFAULT_PRICES)
+    existing.close()
+    document = json.loads(DEFAULT_PRICES.read_text())
+    document["data"][3]["pricing"]["prompt"] = "free"
+    bad = tmp_path / "models.json"
+    bad.write_text(json.dumps(document))
+    done = subprocess.run([sys.executable, "-m", "router", "catalog", "--db", str(db_path), "--prices", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"{bad}: data[3] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
+    counts = sqlite3_shell(db_path, "SELECT (SELECT count(*) FROM tools) AS tools, "
+                                    "(SELECT count(*) FROM model_prices) AS prices")
+    assert counts == [{"tools": 0, "prices": 7}]  # neither the catalog nor the prices changed
 
 
 def test_config_errors_name_the_field(tmp_path):

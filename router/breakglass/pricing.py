@@ -116,7 +116,11 @@ def parse_prices(path: Path) -> list[dict]:
 
 def load_prices(conn: apsw.Connection, path: Path) -> int:
     """Replace the catalog's model prices with the file's, in one transaction."""
-    rows = parse_prices(path)
+    return write_prices(conn, parse_prices(path))
+
+
+def write_prices(conn: apsw.Connection, rows: list[dict]) -> int:
+    """Replace the catalog's model prices with already validated rows, in one transaction."""
     loaded_at = utc_now_iso()
     with conn:
         conn.execute(DELETE_PRICES)

@@ -4,7 +4,7 @@ import argparse
 import time
 from pathlib import Path
 
-from router.breakglass.pricing import load_prices
+from router.breakglass.pricing import parse_prices, write_prices
 from router.breakglass.settings import DEFAULT_PRICES
 from router.catalog import load_catalog
 from router.commands import add_db_option
@@ -46,10 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     seed_dir = args.seeds if args.seeds is not None else (None if args.user_files else SEEDS_DIR)
     started = time.perf_counter()
+    # break-glass model prices: validated before anything is written, so a bad price file
+    # leaves the catalog as it was too; written in their own transaction
+    price_rows = parse_prices(args.prices)
     conn = connect(resolve_db_path(args.db))
     summary = load_catalog(conn, seed_dir=seed_dir, user_files=args.user_files)
-    # break-glass model prices, in their own transaction
-    price_count = load_prices(conn, args.prices)
+    price_count = write_prices(conn, price_rows)
     elapsed_ms = (time.perf_counter() - started) * 1000
     print(f"{summary.one_line()}; {price_count} model prices in {elapsed_ms:.0f} ms")
     return 0
