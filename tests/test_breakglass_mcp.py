@@ -253,10 +253,19 @@ async def test_provider_errors_and_fallback(db, tmp_path, workspace, stub):
 
 
 async def test_fanout_when_fusion_is_off(db, tmp_path, workspace, stub):
-    config = write_config(tmp_path / "bg.toml", {"openrouter.fusion": False})
+    config = write_config(tmp_path / "bg.toml", {"openrouter.fusion": False, "openrouter.heartbeat_seconds": 0.2})
     stub.delay_seconds = 0.5
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, message))
+
     async with break_glass_client(server_params(db, config, workspace, stub.base_url)) as client:
-        result = result_of(await client.call_tool("break_glass", arguments(problem_type="code_bug")))
+        result = result_of(await client.call_tool("break_glass", arguments(problem_type="code_bug"),
+                                                  progress_callback=on_progress))
+    # while the panel and the judge think (about 1 s), the client keeps hearing from the server
+    assert sum(1 for _, m in progress if m == "waiting for the panel") >= 3
+    assert all(b[0] > a[0] for a, b in zip(progress, progress[1:]))
     routes = stub.routes()
     assert result["mode"] == "fanout" and "fusion" not in routes
     assert sorted(routes[:3]) == sorted(["openai/gpt-5.5", "anthropic/claude-fable", "moonshotai/kimi-k2.6"])

@@ -35,7 +35,6 @@ from router.db import connect
 
 STAGES = {"classify": 1, "context": 2, "estimate": 3, "panel": 4, "judge": 5}
 TOTAL_STAGES = 5
-HEARTBEAT_SECONDS = 10.0
 # what _confirm hands the body when no elicitation took place
 NOT_NEEDED, TOKEN_GIVEN, TOKEN_NEEDED = "not_needed", "token_given", "token_needed"
 
@@ -71,8 +70,8 @@ def _state(ctx: Context) -> State:
 class _Progress:
     """Monotonic progress over the five stages, with a heartbeat while the panel thinks."""
 
-    def __init__(self, ctx: Context):
-        self.ctx, self.value = ctx, 0.0
+    def __init__(self, ctx: Context, heartbeat_seconds: float = 10.0):
+        self.ctx, self.value, self.heartbeat_seconds = ctx, 0.0, heartbeat_seconds
 
     async def stage(self, name: str, message: str = "") -> None:
         self.value = max(self.value + 0.001, float(STAGES[name]))
@@ -80,7 +79,7 @@ class _Progress:
 
     async def heartbeat(self) -> None:
         while True:
-            await anyio.sleep(HEARTBEAT_SECONDS)
+            await anyio.sleep(self.heartbeat_seconds)
             self.value += 0.01
             await self.ctx.report_progress(self.value, TOTAL_STAGES, "waiting for the panel")
 
@@ -201,7 +200,7 @@ async def break_glass(
                    app_title=router_cfg.app_title, timeout_seconds=router_cfg.timeout_seconds,
                    max_retry_after=router_cfg.max_retry_after_seconds)
     budget_tracker = new_budget(plan)
-    progress = _Progress(ctx)
+    progress = _Progress(ctx, router_cfg.heartbeat_seconds)
     progress.value = float(STAGES["estimate"])
     try:
         async with anyio.create_task_group() as group:

@@ -34,6 +34,8 @@ class OpenRouterSettings(_Strict):
     judge: str
     timeout_seconds: float = Field(gt=0)
     max_retry_after_seconds: float = Field(ge=0)
+    # a progress notification at least this often while waiting for the panel
+    heartbeat_seconds: float = Field(10.0, gt=0)
     app_url: str = ""
     app_title: str = ""
 
