@@ -2,6 +2,7 @@
 the ledger's caps and one-time tokens, and the catalog command loading prices."""
 
 import json
+import shutil
 import subprocess
 import sys
 from decimal import Decimal
@@ -17,6 +18,7 @@ from router.breakglass.pricing import PriceError, estimate_run, load_prices, rea
 from router.breakglass.redact import REDACTED, Redactor
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
 from router.db import connect, query_dicts
+from router.paths import SEEDS_DIR
 
 SECRETS = {
     "openrouter": API_KEY,
@@ -157,8 +159,11 @@ def test_estimate_is_tokens_times_prices(conn):
         estimate_run(prices, ["vendor/unknown"], "anthropic/claude-opus-4.8", 10, 1, 1, 1)
 
 
-def test_catalog_command_loads_prices(db_path, venv_bin):
-    done = subprocess.run([sys.executable, "-m", "router", "catalog", "--db", str(db_path)],
+def test_catalog_command_loads_prices(db_path, tmp_path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    shutil.copy(SEEDS_DIR / "time.json", seeds / "time.json")  # one seed: this test is about prices
+    done = subprocess.run([sys.executable, "-m", "router", "catalog", "--db", str(db_path), "--seeds", str(seeds)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "7 model prices" in done.stdout
