@@ -18,6 +18,9 @@ COMMAND_MODULES = (
     "router.commands.serve",
     "router.commands.harvest",
     "router.commands.skills",
+    "router.commands.prompt",
+    "router.commands.handoff",
+    "router.commands.cards",
 )
 
 

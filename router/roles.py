@@ -34,16 +34,20 @@ class Role:
     # whether the role may call backend tools not marked read-only
     may_call_mutating_tools: bool
     bash: Access
+    # roles this one may hand a TaskBrief to (OpenCode's `task` tool, A2A skills)
+    dispatches_to: tuple[str, ...] = ()
 
 
 ROLE_MATRIX: tuple[Role, ...] = (
     Role("director", "L0", "Chief orchestrator: plans, emits a task DAG, edits nothing",
-         edit_scope=(), edit_denied=("**",), may_call_mutating_tools=False, bash=Access.DENY),
+         edit_scope=(), edit_denied=("**",), may_call_mutating_tools=False, bash=Access.DENY,
+         dispatches_to=("architect", "manager")),
     Role("architect", "L1", "Principal architect: owns contracts and design tokens",
          edit_scope=("contracts/**", "tokens/**"), edit_denied=(),
          may_call_mutating_tools=True, bash=Access.ASK),
     Role("manager", "L1", "Tech lead: dispatches work, requires QA PASS, edits nothing",
-         edit_scope=(), edit_denied=("**",), may_call_mutating_tools=True, bash=Access.ALLOW),
+         edit_scope=(), edit_denied=("**",), may_call_mutating_tools=True, bash=Access.ALLOW,
+         dispatches_to=("staff-backend", "staff-ui", "qa-adversary")),
     Role("staff-backend", "L2", "Systems builder: implements src/**",
          edit_scope=("src/**",), edit_denied=(), may_call_mutating_tools=True, bash=Access.ALLOW),
     Role("staff-ui", "L2", "Design engineer: implements ui/web/**",
