@@ -5,7 +5,6 @@ An error a model can act on is raised as ToolCallError (its message is what the 
 reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
 """
 
-import inspect
 import json
 import time
 from collections.abc import Callable
@@ -94,7 +93,7 @@ def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
         tools = []
         for hit in hits:
             entry = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
-            if not getattr(hit, "available", True):
+            if not hit.available:
                 entry["available"] = False
             tools.append(entry)
         if ctx.wake_on_search and hits:
@@ -117,17 +116,16 @@ def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
         )
 
 
-# TEMPORARY until router/search.py gains may_call_mutating= and now= (search helper's work).
-_SEARCH_PARAMETERS = inspect.signature(search).parameters
-
-
 def _run_search(ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
-    extra: dict[str, Any] = {}
-    if "may_call_mutating" in _SEARCH_PARAMETERS:
-        extra["may_call_mutating"] = ctx.role.may_call_mutating_tools
-    if "now" in _SEARCH_PARAMETERS:
-        extra["now"] = ctx.now()
-    return search(ctx.conn, parsed.query, profile=parsed.profile, limit=parsed.limit, **extra)
+    """Hits the role may call; a tool whose breaker is open comes back with available=False."""
+    return search(
+        ctx.conn,
+        parsed.query,
+        profile=parsed.profile,
+        limit=parsed.limit,
+        may_call_mutating=ctx.role.may_call_mutating_tools,
+        now=ctx.now(),
+    )
 
 
 SERVERS_OF_TOOLS = """

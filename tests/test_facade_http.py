@@ -27,7 +27,6 @@ from tests.facade_support import (  # noqa: F401  (fixtures)
     write_catalog_file,
     facade,
     harvested_catalog,
-    json_of,
 )
 
 pytestmark = [pytest.mark.slow]

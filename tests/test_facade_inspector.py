@@ -42,4 +42,5 @@ def test_inspector_searches_and_calls_a_real_backend_through_the_router(facade):
                        "--tool-arg", "toolName=get_current_time", "--tool-arg", 'args={"timezone":"Asia/Tokyo"}')
     assert called["isError"] is False
     assert called["structuredContent"]["timezone"] == "Asia/Tokyo"
-    assert called["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-time"  # unchanged
+    # the backend's content comes back as it sent it: its text is the JSON of its structured content
+    assert json.loads(called["content"][0]["text"]) == called["structuredContent"]
