@@ -186,18 +186,21 @@ def _dotted(loc: list[str]) -> list[str]:
     return out
 
 
-def read_envelope(path: Path) -> TaskBrief | WorkerReceipt | QaVerdict:
+def read_json_file(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise HandoffError(f"{path}: file not found") from None
     try:
-        raw = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise HandoffError(
             f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}"
         ) from None
-    return parse_envelope(raw, source=str(path))
+
+
+def read_envelope(path: Path) -> TaskBrief | WorkerReceipt | QaVerdict:
+    return parse_envelope(read_json_file(path), source=str(path))
 
 
 def read_task_brief(path: Path) -> TaskBrief:

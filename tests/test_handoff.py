@@ -186,3 +186,49 @@ def test_cli_validate_reports_bad_json_and_missing_file(tmp_path, capsys):
     assert "line 2 column" in capsys.readouterr().err
     assert main(["handoff", "validate", str(tmp_path / "absent.json")]) == 2
     assert "file not found" in capsys.readouterr().err
+
+
+# --- a director's plan: TaskBriefs forming a DAG ------------------------------------------
+
+
+def brief(task_id, role="staff-backend", depends_on=()):
+    return {
+        **VALID["TaskBrief"], "taskId": task_id, "role": role, "dependsOn": list(depends_on),
+    }
+
+
+def run_validate(tmp_path, capsys, value):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    code = main(["handoff", "validate", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_plan_is_accepted_and_ordered_by_dependencies(tmp_path, capsys):
+    plan = [
+        brief("qa", "qa-adversary", ["impl"]),
+        brief("impl", depends_on=["contract"]),
+        brief("contract", "architect"),
+    ]
+    code, out = run_validate(tmp_path, capsys, plan)
+    assert code == 0
+    assert "valid plan of 3 TaskBriefs; dependency order: contract, impl, qa" in out
+
+
+@pytest.mark.parametrize(
+    "plan, message",
+    [
+        ([brief("a"), brief("a")], "[1]: field taskId: 'a' is already used by [0]"),
+        ([brief("a", depends_on=["ghost"])], "[0]: field dependsOn[0]: no task 'ghost' in the plan"),
+        ([brief("a", depends_on=["b"]), brief("b", depends_on=["c"]), brief("c", depends_on=["a"])],
+         "field dependsOn: tasks form a cycle"),
+        ([brief("a"), VALID["WorkerReceipt"]], "[1]: field kind: a plan holds only TaskBriefs"),
+        ([brief("a"), {**brief("b"), "goal": ""}], "[1]: TaskBrief: field goal"),
+        ([], "a plan needs at least one TaskBrief"),
+    ],
+)
+def test_plan_errors_name_the_brief_and_field(tmp_path, capsys, plan, message):
+    code, out = run_validate(tmp_path, capsys, plan)
+    assert code == 2
+    assert message in out, out

@@ -350,3 +350,25 @@ def test_cli_rejects_an_invalid_brief_and_a_bad_profile(capsys, tmp_path):
     assert "profile 'Bad Profile'" in capsys.readouterr().err
     with pytest.raises(PromptError, match="disagrees"):
         assemble("staff-backend", brief=_brief(write_brief(tmp_path / "b2.json")), profile="core")
+
+
+def test_readme_states_the_real_prefix_size(prompts, encoding):
+    """The README's numbers are measured, not remembered: they must match the prompt."""
+    from router.paths import PROJECT_ROOT
+
+    readme = " ".join((PROJECT_ROOT / "README.md").read_text(encoding="utf-8").split())
+    found = re.search(
+        r"frozen prefix is ([\d,]+) bytes and ([\d,]+) tokens \(cl100k_base\); layer 1 alone is "
+        r"([\d,]+) bytes \(([\d,]+) tokens\)",
+        readme,
+    )
+    assert found, "README no longer states the frozen prefix size"
+    size, tokens, layer1, layer1_tokens = (int(g.replace(",", "")) for g in found.groups())
+    prompt = prompts["director"]
+    assert size == prompt.frozen_prefix_bytes
+    assert tokens == len(encoding.encode(prompt.frozen_prefix().decode("utf-8")))
+    assert layer1 == prompt.cache_breakpoints[0]
+    assert layer1_tokens == len(encoding.encode(prompt.layers[0]))
+    for command in ("context-router prompt", "context-router schemas", "context-router handoff validate",
+                    "context-router cards"):
+        assert command in readme, command

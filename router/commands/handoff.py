@@ -3,7 +3,8 @@
 import argparse
 from pathlib import Path
 
-from router.handoff import read_envelope, write_json_schemas
+from router.handoff import parse_envelope, read_json_file, write_json_schemas
+from router.taskdag import validate_plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     handoff = subparsers.add_parser("handoff", help="handoff envelopes")
     actions = handoff.add_subparsers(dest="action", required=True, metavar="ACTION")
     validate = actions.add_parser(
-        "validate", help="validate a TaskBrief / WorkerReceipt / QaVerdict file (exit 2 if invalid)"
+        "validate",
+        help="validate a TaskBrief / WorkerReceipt / QaVerdict file, or a JSON array of "
+        "TaskBriefs forming a DAG (exit 2 if invalid)",
     )
     validate.add_argument("file", type=Path, metavar="FILE")
     validate.set_defaults(handler=run_validate)
@@ -29,6 +32,14 @@ def run_schemas(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    envelope = read_envelope(args.file)
+    raw = read_json_file(args.file)
+    if isinstance(raw, list):
+        order = validate_plan(raw, source=str(args.file))
+        print(
+            f"{args.file}: valid plan of {len(order)} TaskBriefs; dependency order: "
+            + ", ".join(brief.taskId for brief in order)
+        )
+        return 0
+    envelope = parse_envelope(raw, source=str(args.file))
     print(f"{args.file}: valid {envelope.kind} (task {envelope.taskId})")
     return 0
