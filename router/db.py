@@ -17,13 +17,29 @@ from router.paths import SCHEMA_FILE
 # Bump when schema.sql changes in a way an existing file must be migrated for.
 SCHEMA_VERSION = 1
 
+# apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
+# share one file, and the set-up pragmas themselves (WAL, optimize) need a lock, so a
+# process opening the file while another writes must wait longer than that.
+BUSY_TIMEOUT_MS = 10_000
+
 _best_practice_applied = False
+
+
+def connection_busy_timeout_shared(connection: apsw.Connection) -> None:
+    # named connection_* because apsw.bestpractice.apply dispatches on that prefix
+    apsw.bestpractice.connection_busy_timeout(connection, duration_ms=BUSY_TIMEOUT_MS)
 
 
 def _apply_best_practice() -> None:
     global _best_practice_applied
     if not _best_practice_applied:
-        apsw.bestpractice.apply(apsw.bestpractice.recommended)
+        # the longer busy timeout goes first: the later hooks already take locks
+        hooks = (connection_busy_timeout_shared,) + tuple(
+            hook
+            for hook in apsw.bestpractice.recommended
+            if hook is not apsw.bestpractice.connection_busy_timeout
+        )
+        apsw.bestpractice.apply(hooks)
         _best_practice_applied = True
 
 
