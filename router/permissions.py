@@ -110,10 +110,15 @@ def evaluate(permission: str, pattern: str, rules: list[Rule]) -> str:
     return DEFAULT_ACTION
 
 
+# Tools OpenCode checks under another tool's permission when deciding what to list.
+PERMISSION_OF_TOOL = {"write": "edit", "apply_patch": "edit"}
+
+
 def is_hidden(tool: str, rules: list[Rule]) -> bool:
     """Whether OpenCode would drop the tool from the agent's list (last rule: bare '*' deny)."""
+    permission = PERMISSION_OF_TOOL.get(tool, tool)
     for rule in reversed(rules):
-        if wildcard_match(tool, rule.permission):
+        if wildcard_match(permission, rule.permission):
             return rule.pattern == EVERY_INPUT and rule.action == DENY
     return False
 

@@ -251,14 +251,14 @@ def test_hiding_rule_agrees_with_opencode(debug_agents):
     """router.permissions.is_hidden predicts OpenCode's tool list from the rules."""
     for agent in debug_agents.values():
         rules = _binary_rules(agent)
-        for tool in ("bash", "task", "read", "webfetch", "websearch"):
+        for tool in ("edit", "write", "bash", "task", "read", "webfetch", "websearch"):
             assert is_hidden(tool, rules) is (agent["tools"][tool] is False), (agent["name"], tool)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("role", ROLE_NAMES)
 def test_no_role_loses_a_tool_under_opencodes_rules(listed_rules, role):
-    for tool in ("edit", "bash", "task", "read", "webfetch", "websearch"):
+    for tool in ("edit", "write", "bash", "task", "read", "webfetch", "websearch"):
         assert not is_hidden(tool, listed_rules[role]), (role, tool)
 
 
