@@ -372,3 +372,10 @@ def test_readme_states_the_real_prefix_size(prompts, encoding):
     for command in ("context-router prompt", "context-router schemas", "context-router handoff validate",
                     "context-router cards"):
         assert command in readme, command
+
+
+def test_cli_refuses_a_non_positive_max_tokens(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["prompt", "director", "--format", "anthropic", "--max-tokens", "0"])
+    assert caught.value.code == 2
+    assert "--max-tokens: must be at least 1" in capsys.readouterr().err

@@ -35,8 +35,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--model", help="model for the anthropic/openai body")
     parser.add_argument("--message", default=DEFAULT_USER_MESSAGE, help="the user turn of the request body")
-    parser.add_argument("--max-tokens", type=int, default=4096, help="anthropic max_tokens")
+    parser.add_argument("--max-tokens", type=_positive_int, default=4096, help="anthropic max_tokens")
     parser.set_defaults(handler=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
