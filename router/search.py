@@ -57,7 +57,7 @@ MAX_QUERY_TERMS = 32
 MAX_PHRASE_WORDS = 8
 MAX_PHRASE_SOURCE_WORDS = 64
 # The most rows one query may make FTS5 score (≈0.3 ms); see the module docstring.
-MAX_MATCHED_ROWS = 300
+MAX_MATCHED_ROWS = 600
 # Rows carried from the FTS5 ranking into the final ordering beyond `limit`, so that ties at
 # the cut are broken by name over the whole tie, not by rowid.
 CANDIDATE_MARGIN = 10
@@ -221,7 +221,7 @@ class _TermStats:
     def __init__(self, conn: apsw.Connection):
         self._conn = conn
         self._stemmer = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-        self._version: tuple[int, int] | None = None
+        self._version: int | None = None
         self._docs: dict[str, int] = {}
         self.rows = 0
 
@@ -235,8 +235,9 @@ class _TermStats:
         return tokens[0] if tokens else word
 
     def refresh(self) -> None:
-        # data_version moves when another connection commits; total_changes for this one
-        version = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes())
+        # catalog_version (schema.sql) moves with every change to tools, from any process, and
+        # with nothing else: the audit rows each call writes must not empty this cache
+        version = self._conn.execute(CATALOG_VERSION_SQL).fetchone()[0]
         if version != self._version:
             self._version, self._docs = version, {}
             self.rows = self._conn.execute(COUNT_TOOLS_SQL).fetchone()[0]
@@ -250,6 +251,8 @@ class _TermStats:
                 self._docs[stem] = found.get(stem, 0)
         return {s: self._docs[s] for s in stems}
 
+
+CATALOG_VERSION_SQL = "SELECT version FROM catalog_version WHERE id = 1"
 
 _stats_by_connection: "weakref.WeakKeyDictionary[apsw.Connection, _TermStats]" = (
     weakref.WeakKeyDictionary()
@@ -268,12 +271,13 @@ def match_expression(conn: apsw.Connection, words: list[str]) -> str:
     stats = _term_stats(conn)
     terms = [Term(word, stats.stem(word)) for word in words]
     docs = stats.docs(sorted({t.stem for t in terms}))
-    if sum(docs[t.stem] for t in terms) <= MAX_MATCHED_ROWS:
-        return fts_or_query(words)
-    # Over budget: first leave out words in at least half the rows. They have no weight in
-    # FTS5's BM25 (the IDF is clamped to 1e-6), so matching them only adds rows to score
-    # ('the', 'for', 'file' in a file catalog); the order of the others does not change.
-    weighty = [t for t in terms if 2 * docs[t.stem] < stats.rows] or terms
+    # Words in at least half the rows ('the', 'for', 'file' in a file catalog) have no weight
+    # in FTS5's BM25 (their IDF is clamped to 1e-6): matching them only adds rows to score
+    # and phrases to look up, and leaves the order of the other hits as it was. They are
+    # kept when nothing else in the query is in the catalog, so such a query still finds them.
+    weighty = [t for t in terms if 2 * docs[t.stem] < stats.rows]
+    if not any(docs[t.stem] for t in weighty):
+        weighty = terms
     if sum(docs[t.stem] for t in weighty) <= MAX_MATCHED_ROWS:
         return fts_or_query([t.word for t in weighty])
     # Still over: keep the rarest words that fit the budget (the most weight per row).

@@ -40,6 +40,14 @@ SMALL_CATALOG = [
     tool("twin_a", "Measure the quantum flux capacitor."),
     tool("adb_install_apk", "Install an APK on a device.", profile="android"),
     tool("listPullRequests", "Pull requests of a repository.", profile="dev"),
+    # unrelated tools, so that no word above is in half the catalog (such words carry no
+    # BM25 weight and are left out of the match; see the pruning tests below)
+    tool("convert_units", "Convert a temperature between Celsius and Fahrenheit."),
+    tool("send_email", "Send an email message to a recipient."),
+    tool("play_song", "Play a song on the speaker."),
+    tool("book_table", "Reserve a restaurant table for dinner."),
+    tool("weather_now", "Current weather conditions for a city."),
+    tool("translate_text", "Translate text into another language."),
 ]
 
 
@@ -248,21 +256,37 @@ def test_hits_never_carry_schemas(small):
 # --- large catalogs: the match budget ------------------------------------------------------
 
 
-def test_common_words_are_pruned_when_the_match_set_would_exceed_the_budget(small, monkeypatch):
-    # within the budget every word is matched
-    assert search_module.match_expression(small, ["files", "apk", "measure"]) == (
-        '"files" OR "apk" OR "measure"'
-    )
-    # 'files' is in 6 of 10 tools (no BM25 weight), 'measure' in 2, 'apk' in 1: over a 3-row
-    # budget the weightless word goes first, then the commoner of the rest
+@pytest.fixture
+def reports(conn, tmp_path):
+    """'report' in 4 of 6 tools (no BM25 weight), 'alpha' in 2, 'beta' in 1."""
+    tools = [
+        tool("r1", "Make a report about alpha."), tool("r2", "Make a report about alpha and beta."),
+        tool("r3", "Print a report."), tool("r4", "Mail the report."),
+        tool("x1", "Play a song."), tool("x2", "Water the plants."),
+    ]
+    path = tmp_path / "reports.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tools))
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    return conn
+
+
+def test_words_in_half_the_catalog_are_left_out_of_the_match(reports):
+    assert search_module.match_expression(reports, ["report", "alpha", "beta"]) == '"alpha" OR "beta"'
+    # ...unless nothing else in the query is in the catalog
+    assert search_module.match_expression(reports, ["report", "zzz"]) == '"report" OR "zzz"'
+    assert {hit.name for hit in search(reports, "report please")} == {"r1", "r2", "r3", "r4"}
+    assert [hit.name for hit in search(reports, "report beta")] == ["r2"]
+
+
+def test_over_the_row_budget_the_rarest_words_are_kept(reports, monkeypatch):
+    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 2)  # alpha (2) + beta (1) > 2
+    assert search_module.match_expression(reports, ["report", "alpha", "beta"]) == '"beta"'
     monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 3)
-    assert search_module.match_expression(small, ["files", "apk", "measure"]) == '"apk" OR "measure"'
-    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 2)
-    assert search_module.match_expression(small, ["files", "apk", "measure"]) == '"apk"'
-    assert [hit.name for hit in search(small, "files apk measure")] == ["adb_install_apk"]
+    assert search_module.match_expression(reports, ["alpha", "beta"]) == '"alpha" OR "beta"'
     # when even the rarest word is too common, the words must all match
     monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 0)
-    assert search_module.match_expression(small, ["apk", "measure"]) == '"apk" AND "measure"'
+    assert search_module.match_expression(reports, ["alpha", "beta"]) == '"alpha" AND "beta"'
+    assert [hit.name for hit in search(reports, "alpha beta")] == ["r2"]
 
 
 def test_term_statistics_follow_catalog_changes(small, tmp_path):

@@ -1,0 +1,1 @@
+"""The benchmark (`make bench` = `python -m bench`): retrieval quality and latency."""

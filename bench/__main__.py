@@ -1,0 +1,47 @@
+"""`make bench` = `python -m bench`: run every module in BENCHES, print each result, and
+write them into README.md (between the bench markers), bench/results.json and the chart.
+
+A bench module offers `run(options) -> Section` (bench/report.py).
+"""
+
+import argparse
+import importlib
+import sys
+import time
+
+from bench.report import Options, write_readme_block, write_results
+
+BENCHES = [
+    "bench.quality",
+    "bench.latency",
+    "bench.facade_bench",
+]
+SIZES = (100, 1_000, 10_000, 100_000)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help="catalog sizes for the latency benchmark (comma-separated)")
+    parser.add_argument("--only", action="append", help="run only this bench module (repeatable)")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave README alone")
+    args = parser.parse_args(argv)
+    options = Options(sizes=tuple(int(s) for s in args.sizes.split(",")), write=not args.no_write)
+    sections = []
+    for name in BENCHES:
+        if args.only and name not in args.only and name.rsplit(".", 1)[-1] not in args.only:
+            continue
+        started = time.perf_counter()
+        section = importlib.import_module(name).run(options)
+        print(f"\n## {section.title}  ({time.perf_counter() - started:.0f} s)\n\n{section.markdown}\n",
+              flush=True)
+        sections.append(section)
+    if options.write and not args.only:
+        write_readme_block(sections)
+        write_results(sections)
+        print("results written to README.md and bench/results.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,14 @@
+"""Where the benchmark's inputs and outputs live."""
+
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = BENCH_DIR.parent
+DATA_DIR = BENCH_DIR / "data"
+QUERIES_DIR = BENCH_DIR / "queries"
+BFCL_CATALOG = DATA_DIR / "bfcl.catalog.jsonl"
+BFCL_QUERIES = QUERIES_DIR / "bfcl.jsonl"
+SEEDED_QUERIES = QUERIES_DIR / "seeded.jsonl"
+README = PROJECT_ROOT / "README.md"
+CHART = BENCH_DIR / "latency.png"
+RESULTS = BENCH_DIR / "results.json"
