@@ -486,25 +486,3 @@ END;
 CREATE TRIGGER IF NOT EXISTS catalog_version_ad AFTER DELETE ON tools BEGIN
     UPDATE catalog_version SET version = version + 1 WHERE id = 1;
 END;
-
--- A counter bumped by every change to the catalog's tools, from any process: search keys its
--- cached term statistics on it, so the audit and breaker rows every call writes do not throw
--- that cache away (PRAGMA data_version and total_changes move with any write).
-CREATE TABLE IF NOT EXISTS catalog_version (
-    id      INTEGER PRIMARY KEY CHECK (id = 1),
-    version INTEGER NOT NULL
-) STRICT;
-
-INSERT OR IGNORE INTO catalog_version(id, version) VALUES (1, 0);
-
-CREATE TRIGGER IF NOT EXISTS catalog_version_ai AFTER INSERT ON tools BEGIN
-    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
-END;
-
-CREATE TRIGGER IF NOT EXISTS catalog_version_au AFTER UPDATE ON tools BEGIN
-    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
-END;
-
-CREATE TRIGGER IF NOT EXISTS catalog_version_ad AFTER DELETE ON tools BEGIN
-    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
-END;
