@@ -12,6 +12,7 @@ from router.errors import RouterError
 
 COMMAND_MODULES = (
     "router.commands.catalog",
+    "router.commands.configs",
     "router.commands.search",
     "router.commands.evaluate",
     "router.commands.breakglass",
