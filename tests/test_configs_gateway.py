@@ -159,3 +159,23 @@ def test_a_rule_generated_from_a_changed_matrix_changes_the_decision(catalog):
     assert not allows(compile_rules(role_rules([director], catalog)), context)
     loosened = replace(director, may_call_mutating_tools=True)
     assert allows(compile_rules(role_rules([loosened], catalog)), context)
+
+
+def test_an_http_backend_becomes_an_mcp_host_target_and_placeholders_expand(tmp_path, gateway_schema):
+    from router.configs.gateway_config import gateway_config
+    from router.configs.inputs import ConfigInputs
+
+    servers_file = tmp_path / "servers.toml"
+    servers_file.write_text(
+        '[servers.remote]\nprofile = "core"\nurl = "http://127.0.0.1:8931/mcp"\n'
+        '[servers.notes]\nprofile = "core"\ncommand = "notes-mcp"\n'
+        'args = ["--root", "${WORKSPACE}"]\nenv = { NOTES_FILE = "${DATA_DIR}/notes.json" }\n'
+    )
+    inputs = ConfigInputs(roles=ROLE_MATRIX, servers=load_servers(servers_file), tools=read_inputs().tools)
+    config = gateway_config(inputs, data_dir="/srv/router-data")
+    assert not list(gateway_schema.iter_errors(config))
+    targets = {t["name"]: t for t in route_of(config)["backends"][0]["mcp"]["targets"]}
+    assert targets["remote"] == {"name": "remote", "mcp": {"host": "http://127.0.0.1:8931/mcp"}}
+    assert targets["notes"]["stdio"] == {
+        "cmd": "notes-mcp", "args": ["--root", "."], "env": {"NOTES_FILE": "/srv/router-data/notes.json"},
+    }
