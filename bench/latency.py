@@ -7,6 +7,7 @@ in Python, so at 100k a full pass would take minutes). Median and p99 per engine
 ratio is rank-bm25's median over the router's.
 """
 
+import os
 import random
 import statistics
 import tempfile
@@ -51,12 +52,16 @@ def summarize(seconds: list[float]) -> dict[str, float]:
     return {"median_ms": statistics.median(ms), "p99_ms": percentile(ms, 0.99), "samples": len(ms)}
 
 
-def time_calls(fn, args_list) -> list[float]:
+def time_calls(fn, args_list, cpu: list[float] | None = None) -> list[float]:
+    """Wall time per call; with `cpu`, also this thread's CPU time per call (which time spent
+    waiting for a core, on a busy machine, does not inflate)."""
     times = []
     for args in args_list:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.thread_time()
         fn(args)
         times.append(time.perf_counter() - started)
+        if cpu is not None:
+            cpu.append(time.thread_time() - started_cpu)
     return times
 
 
@@ -72,9 +77,9 @@ def measure_size(all_tools: list[dict], n: int, scratch: Path) -> dict:
         return search(conn, query, limit=10)
 
     time_calls(run_search, queries)  # warm-up: page cache, statement cache, term statistics
-    search_times = []
+    search_times, search_cpu = [], []
     for _ in range(ROUTER_PASSES):
-        search_times += time_calls(run_search, queries)
+        search_times += time_calls(run_search, queries, search_cpu)
 
     names = [t["name"] for t in random.Random(n).choices(tools, k=INSPECT_CALLS)]
     time_calls(lambda name: inspect_tool(conn, name), names[:200])
@@ -91,6 +96,7 @@ def measure_size(all_tools: list[dict], n: int, scratch: Path) -> dict:
         "tools": n,
         "load_s": load_s,
         "router_search": summarize(search_times),
+        "router_search_cpu": summarize(search_cpu),
         "router_inspect": summarize(inspect_times),
         "rank_bm25_search": summarize(baseline_times),
         "rank_bm25_build_s": baseline_build_s,
@@ -147,19 +153,21 @@ def run(options: Options) -> Section:
         rows.append([
             f"{r['tools']:,}",
             f"{router['median_ms']:.3f}", f"{router['p99_ms']:.3f}",
+            f"{r['router_search_cpu']['median_ms']:.3f}",
             f"{r['router_inspect']['median_ms'] * 1000:.1f}",
             f"{r['router_inspect']['p99_ms'] * 1000:.1f}",
             f"{base['median_ms']:.2f}", f"{base['p99_ms']:.2f}",
             f"{base['median_ms'] / router['median_ms']:.0f}×",
         ])
     table = markdown_table(
-        ["tools", "router search median ms", "p99 ms", "inspect median µs", "inspect p99 µs",
+        ["tools", "router search median ms", "p99 ms", "CPU median ms", "inspect median µs", "inspect p99 µs",
          "rank-bm25 median ms", "p99 ms", "rank-bm25 / router"],
         rows,
     )
     checks = bar_checks(results)
     if options.write:
         chart(results, CHART)
+    load = os.getloadavg()[0]
     markdown = (
         f"{table}\n\n"
         + "\n".join(f"- {line}" for line in checks)
@@ -167,6 +175,8 @@ def run(options: Options) -> Section:
         f"{QUERIES} agent-style queries × {ROUTER_PASSES} passes for the router, "
         f"{INSPECT_CALLS} inspect calls, rank-bm25 on a sample "
         f"({', '.join(f'{BASELINE_SAMPLE.get(n, 20)} at {n:,}' for n in options.sizes)}). "
-        f"Chart: `bench/latency.png`.\n\n![latency against catalog size](bench/latency.png)"
+        f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end of the run; the CPU "
+        f"column is the search thread's own CPU time, which waiting for a busy core does not "
+        f"inflate. Chart: `bench/latency.png`.\n\n![latency against catalog size](bench/latency.png)"
     )
     return Section("Latency against catalog size", markdown, {"sizes": results, "bars": checks})

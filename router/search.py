@@ -6,12 +6,13 @@ score = 3.0 × trigger match + 1.0 × BM25 + 2.0 × boost match, computed by one
 The query text is never handed to FTS5 as syntax: it is split into words here and each word
 is quoted, so quotes, '*', ':', NEAR, '-', parentheses and the like are only words.
 
-Speed: FTS5 scores every row a MATCH selects (≈0.3 µs a row), so on large catalogs the match
-set, not the catalog, sets the cost. Each query word's document count is looked up first;
-when the words together would select more than MAX_MATCHED_ROWS rows, the most common words
-are left out of the MATCH (they carry the least BM25 weight anyway), and if even the rarest
-word is that common the words are ANDed. Small catalogs never reach the budget and get the
-plain OR query.
+Speed: FTS5 scores every row a MATCH selects (≈0.5-1 µs a row on this machine), so on large
+catalogs the match set, not the catalog, sets the cost. Each query word's document count is
+looked up first (cached until the catalog changes). Words in half the catalog or more are
+left out (BM25 gives them no weight); when the rest would still select more than
+MAX_MATCHED_ROWS rows, only the rarest words that fit are kept, and if even the rarest word
+is that common the words are ANDed. Catalogs of a few thousand tools with agent-length
+queries rarely reach the budget.
 """
 
 import json
@@ -56,7 +57,8 @@ MAX_QUERY_TERMS = 32
 # this length (a trigger is at most 80 characters: in practice 1-6 words).
 MAX_PHRASE_WORDS = 8
 MAX_PHRASE_SOURCE_WORDS = 64
-# The most rows one query may make FTS5 score (≈0.3 ms); see the module docstring.
+# The most rows one query may make FTS5 score (≈0.3-0.6 ms); see the module docstring. 600
+# keeps BFCL's long questions (1,437 tools) nearly unpruned: 300 cost 0.02 nDCG@10 there.
 MAX_MATCHED_ROWS = 600
 # Rows carried from the FTS5 ranking into the final ordering beyond `limit`, so that ties at
 # the cut are broken by name over the whole tie, not by rowid.
@@ -67,35 +69,13 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _PHRASE_EDGE_PUNCTUATION = string.punctuation + "‘’“”–—…"
 
 SEARCH_SQL = """
-WITH
-matched AS MATERIALIZED (
-    SELECT rowid AS id,
-           -bm25(tools_fts, :w_name, :w_description, :w_args, :w_triggers, :w_boost) AS bm25
-    FROM tools_fts
-    WHERE tools_fts MATCH :match
-      -- filtered here too, so the top rows are the top rows the caller may see
-      AND (:profile IS NULL OR EXISTS (
-            SELECT 1 FROM v_search v WHERE v.id = tools_fts.rowid AND v.profile = :profile))
-      AND (:may_call_mutating OR EXISTS (
-            SELECT 1 FROM tools t WHERE t.id = tools_fts.rowid AND t.mutating = 0))
-    ORDER BY bm25 DESC
-    LIMIT :candidates
-),
-phrase_hits AS MATERIALIZED (
-    SELECT tool_id AS id,
-           max(kind = 'trigger') AS trigger_match,
-           max(kind = 'boost') AS boost_match
-    FROM tool_phrases
-    WHERE phrase IN (SELECT value FROM json_each(:ngrams))
-    GROUP BY tool_id
-),
--- one row per candidate: the FTS5 top rows and every tool with a phrase in the query
-scored AS (
-    SELECT id, bm25, 0 AS trigger_match, 0 AS boost_match FROM matched
-    UNION ALL
-    SELECT id, NULL, trigger_match, boost_match FROM phrase_hits
-),
-parts AS (
+SELECT v.name, v.profile, v.summary,
+       p.trigger_part + p.bm25_part + p.boost_part AS score,
+       NOT (coalesce(v.breaker_state = 'open', 0)
+            AND coalesce(v.breaker_opened_at + :breaker_open_seconds > :now, 0)) AS available,
+       p.trigger_part, p.bm25_part, p.boost_part
+FROM (
+    -- one row per candidate with its score parts
     SELECT id,
            :trigger_weight * max(trigger_match) AS trigger_part,
            -- a phrase hit outside the FTS5 top rows gets its own BM25 (a rowid seek)
@@ -105,15 +85,28 @@ parts AS (
                 FROM tools_fts WHERE tools_fts MATCH :match AND rowid = id),
                0.0) AS bm25_part,
            :boost_weight * max(boost_match) AS boost_part
-    FROM scored
+    FROM (
+        -- candidates: the FTS5 top rows the caller may see...
+        SELECT * FROM (
+            SELECT rowid AS id,
+                   -bm25(tools_fts, :w_name, :w_description, :w_args, :w_triggers, :w_boost) AS bm25,
+                   0 AS trigger_match, 0 AS boost_match
+            FROM tools_fts
+            WHERE tools_fts MATCH :match
+              AND (:unfiltered OR EXISTS (
+                    SELECT 1 FROM v_search f WHERE f.id = tools_fts.rowid
+                    AND (:profile IS NULL OR f.profile = :profile)
+                    AND (:may_call_mutating OR f.mutating = 0)))
+            ORDER BY bm25 DESC
+            LIMIT :candidates)
+        UNION ALL
+        -- ...and every tool with a trigger phrase or boost keyword in the query
+        SELECT tool_id, NULL, kind = 'trigger', kind = 'boost'
+        FROM tool_phrases
+        WHERE phrase IN (SELECT value FROM json_each(:ngrams))
+    )
     GROUP BY id
-)
-SELECT v.name, v.profile, v.summary,
-       p.trigger_part + p.bm25_part + p.boost_part AS score,
-       NOT (coalesce(v.breaker_state = 'open', 0)
-            AND coalesce(v.breaker_opened_at + :breaker_open_seconds > :now, 0)) AS available,
-       p.trigger_part, p.bm25_part, p.boost_part
-FROM parts p
+) p
 CROSS JOIN v_search v ON v.id = p.id
 WHERE (:profile IS NULL OR v.profile = :profile)
   AND (:may_call_mutating OR v.mutating = 0)
@@ -317,6 +310,7 @@ def search(
             "ngrams": json.dumps(phrase_ngrams(query), ensure_ascii=False),
             "profile": profile,
             "may_call_mutating": bool(may_call_mutating),
+            "unfiltered": profile is None and bool(may_call_mutating),
             "now": unix_now() if now is None else float(now),
             "breaker_open_seconds": BREAKER_OPEN_SECONDS,
             "trigger_weight": TRIGGER_WEIGHT,
