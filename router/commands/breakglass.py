@@ -3,7 +3,6 @@
 import argparse
 from pathlib import Path
 
-from router.breakglass.server import build_server
 from router.breakglass.settings import DEFAULT_CONFIG, load_settings
 from router.commands import add_db_option
 from router.errors import RouterError
@@ -32,6 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here: the MCP SDK costs most of a second, which every other subcommand
+    # would otherwise pay at start-up
+    from router.breakglass.server import build_server
+
     settings = load_settings(args.config)
     if not args.workspace.is_dir():
         raise RouterError(f"--workspace {args.workspace}: not a directory")

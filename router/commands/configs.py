@@ -3,10 +3,8 @@
 import argparse
 from pathlib import Path
 
-from router.configs.gateway_config import DEFAULT_GATEWAY_DATA_DIR
-from router.configs.generate import generate, stale_files, write
+from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR
 from router.errors import RouterError
-from router.configs.inputs import read_inputs
 from router.paths import CONFIGS_DIR, SEEDS_DIR
 from router.servers import SERVERS_FILE
 
@@ -34,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here: the CEL library is only needed to generate, not to start the CLI
+    from router.configs.generate import generate, stale_files, write
+    from router.configs.inputs import read_inputs
+
     if not args.data_dir.startswith("/"):
         raise RouterError(f"--data-dir {args.data_dir!r}: must be an absolute path")
     configs = generate(read_inputs(args.seeds, args.servers), data_dir=args.data_dir)

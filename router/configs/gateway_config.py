@@ -12,7 +12,7 @@ from typing import Any
 
 from router.configs.cel_rules import role_rules
 from router.configs.inputs import ConfigInputs
-from router.configs.naming import router_entry_name
+from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR, router_entry_name
 from router.roles import ROLE_ENV_VAR
 from router.servers import ServerConfig
 
@@ -20,9 +20,6 @@ GATEWAY_PORT = 3000
 ROUTER_COMMAND = "context-router"
 # agentgateway starts stdio targets in its own working directory: start it in the workspace.
 GATEWAY_WORKSPACE = "."
-# Backends' state (e.g. the memory server's file, which must be an absolute path).
-# `context-router configs --data-dir DIR` generates a config for another directory.
-DEFAULT_GATEWAY_DATA_DIR = "/var/lib/context-router/data"
 # Callers authenticate with a JWT whose `role` claim names their role. These three are
 # the deployment's to set (see README): the issuer and audience its IdP puts in tokens,
 # and the file with the IdP's public keys (JWKS), relative to the gateway's directory.
