@@ -24,7 +24,7 @@ from router.roles import ROLE_MATRIX, may_call
 from router.servers import load_servers
 
 # shared/ sits beside the repository (here and in CI), see shared/checks.md
-SCHEMA_PATH = PROJECT_ROOT.parent / "shared" / "schemas" / "agentgateway-config.schema.json"
+SCHEMA_PATH = PROJECT_ROOT / "tests" / "schemas" / "agentgateway-config.schema.json"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from router.paths import CONFIGS_DIR, PROJECT_ROOT, ROLES_DIR
 from router.permissions import Rule
 from router.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_MATRIX
 
-SCHEMA_PATH = PROJECT_ROOT.parent / "shared" / "schemas" / "opencode-config.schema.json"
+SCHEMA_PATH = PROJECT_ROOT / "tests" / "schemas" / "opencode-config.schema.json"
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"
 # What checks.md prescribes for running the binary without touching the network or $HOME.
 OPENCODE_FLAGS = {
