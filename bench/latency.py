@@ -157,7 +157,7 @@ def run(options: Options) -> Section:
             f"{r['router_inspect']['median_ms'] * 1000:.1f}",
             f"{r['router_inspect']['p99_ms'] * 1000:.1f}",
             f"{base['median_ms']:.2f}", f"{base['p99_ms']:.2f}",
-            f"{base['median_ms'] / router['median_ms']:.0f}×",
+            f"{base['median_ms'] / router['median_ms']:.2g}×",
         ])
     table = markdown_table(
         ["tools", "router search median ms", "p99 ms", "CPU median ms", "inspect median µs", "inspect p99 µs",

@@ -296,3 +296,21 @@ def test_term_statistics_follow_catalog_changes(small, tmp_path):
     path.write_text("".join(json.dumps(t) + "\n" for t in SMALL_CATALOG[:6]))
     load_catalog(small, seed_dir=None, user_files=[path])
     assert before and search(small, "capacitor") == []
+
+
+def test_the_sqlite3_shell_reads_the_search_objects(small, db_path):
+    """v_search, the phrase index and the term statistics are readable by the shell people
+    have (Debian 12's sqlite3 3.40, older than apsw's SQLite)."""
+    import subprocess
+
+    result = subprocess.run(
+        ["sqlite3", str(db_path),
+         "SELECT name || '|' || profile FROM v_search WHERE name = 'adb_install_apk';"
+         "SELECT phrase || '|' || kind FROM tool_phrases ORDER BY phrase;"
+         "SELECT doc FROM tools_fts_terms WHERE term = 'file';"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout.splitlines() == [
+        "adb_install_apk|android", "log rotation|boost", "rotate logs|trigger", "6",
+    ]
