@@ -103,6 +103,10 @@ def measure_size(all_tools: list[dict], n: int, scratch: Path) -> dict:
     }
 
 
+def ratio(value: float) -> str:
+    return f"{value:.0f}×" if value >= 10 else f"{value:.2g}×"
+
+
 def bar_checks(results: list[dict]) -> list[str]:
     lines = []
     for row in results:
@@ -157,7 +161,7 @@ def run(options: Options) -> Section:
             f"{r['router_inspect']['median_ms'] * 1000:.1f}",
             f"{r['router_inspect']['p99_ms'] * 1000:.1f}",
             f"{base['median_ms']:.2f}", f"{base['p99_ms']:.2f}",
-            f"{base['median_ms'] / router['median_ms']:.2g}×",
+            ratio(base["median_ms"] / router["median_ms"]),
         ])
     table = markdown_table(
         ["tools", "router search median ms", "p99 ms", "CPU median ms", "inspect median µs", "inspect p99 µs",
