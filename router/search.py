@@ -51,7 +51,10 @@ ARG_TEXT_WEIGHT = 0.5
 TRIGGERS_WEIGHT = 1.0
 BOOST_WORDS_WEIGHT = 1.0
 
-# Only the first words of a long query are used: more adds cost, not precision.
+# A long query (a pasted paragraph) is read up to MAX_QUERY_WORDS distinct words, and the
+# MAX_QUERY_TERMS rarest of those found in the catalog are matched: rare words carry the
+# weight, and more phrases add cost, not precision.
+MAX_QUERY_WORDS = 128
 MAX_QUERY_TERMS = 32
 # Trigger phrases and boost keywords are found by looking up the query's word n-grams up to
 # this length (a trigger is at most 80 characters: in practice 1-6 words).
@@ -164,13 +167,13 @@ def check_query(text: str) -> str:
 
 
 def query_terms(text: str) -> list[str]:
-    """Distinct lower-case word tokens of the query, in order, at most MAX_QUERY_TERMS."""
+    """Distinct lower-case word tokens of the query, in order, at most MAX_QUERY_WORDS."""
     terms: list[str] = []
     for token in _WORD.findall(check_query(text).lower()):
         token = token.strip("_")
         if token and token not in terms:
             terms.append(token)
-        if len(terms) == MAX_QUERY_TERMS:
+        if len(terms) == MAX_QUERY_WORDS:
             break
     if not terms:
         raise QueryError("query has no words to search for (only punctuation or symbols)")
@@ -271,6 +274,10 @@ def match_expression(conn: apsw.Connection, words: list[str]) -> str:
     weighty = [t for t in terms if 2 * docs[t.stem] < stats.rows]
     if not any(docs[t.stem] for t in weighty):
         weighty = terms
+    if len(weighty) > MAX_QUERY_TERMS:
+        rarest = sorted((t for t in weighty if docs[t.stem]), key=lambda t: (docs[t.stem], t.word))
+        keep = set(rarest[:MAX_QUERY_TERMS]) or set(weighty[:MAX_QUERY_TERMS])
+        weighty = [t for t in weighty if t in keep]
     if sum(docs[t.stem] for t in weighty) <= MAX_MATCHED_ROWS:
         return fts_or_query([t.word for t in weighty])
     # Still over: keep the rarest words that fit the budget (the most weight per row).

@@ -314,3 +314,11 @@ def test_the_sqlite3_shell_reads_the_search_objects(small, db_path):
     assert result.stdout.splitlines() == [
         "adb_install_apk|android", "log rotation|boost", "rotate logs|trigger", "6",
     ]
+
+
+def test_a_long_query_keeps_its_rarest_words(small, monkeypatch):
+    # 40 words the catalog does not hold, then the two that matter, past the 32-term cap
+    filler = " ".join(f"zzword{i}" for i in range(40))
+    assert search(small, f"{filler} install apk")[0].name == "adb_install_apk"
+    monkeypatch.setattr(search_module, "MAX_QUERY_TERMS", 1)
+    assert search_module.match_expression(small, ["files", "apk"]) == '"apk"'
