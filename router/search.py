@@ -119,6 +119,12 @@ LIMIT :limit
 
 COUNT_TOOLS_SQL = "SELECT count(*) FROM tools"
 
+# Words in the catalog's longest trigger phrase or boost keyword: no longer n-gram can match
+# (0 for a catalog without any, which then skips the lookup's n-grams altogether).
+LONGEST_PHRASE_SQL = """
+SELECT coalesce(max(length(phrase) - length(replace(phrase, ' ', '')) + 1), 0) FROM tool_phrases
+"""
+
 TERM_DOCS_SQL = """
 SELECT term, doc FROM tools_fts_terms WHERE term IN (SELECT value FROM json_each(:terms))
 """
@@ -180,8 +186,11 @@ def query_terms(text: str) -> list[str]:
     return terms
 
 
-def phrase_ngrams(text: str) -> list[str]:
-    """Every run of 1..MAX_PHRASE_WORDS consecutive words, normalized like tool_phrases."""
+def phrase_ngrams(text: str, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
+    """Every run of 1..max_words consecutive words, normalized like tool_phrases."""
+    max_words = min(max_words, MAX_PHRASE_WORDS)
+    if max_words < 1:
+        return []
     words = []
     for raw in text.split()[:MAX_PHRASE_SOURCE_WORDS]:
         word = raw.strip(_PHRASE_EDGE_PUNCTUATION).lower()
@@ -190,7 +199,7 @@ def phrase_ngrams(text: str) -> list[str]:
     grams = {
         " ".join(words[start : start + size])
         for start in range(len(words))
-        for size in range(1, min(MAX_PHRASE_WORDS, len(words) - start) + 1)
+        for size in range(1, min(max_words, len(words) - start) + 1)
     }
     return sorted(grams)
 
@@ -220,6 +229,7 @@ class _TermStats:
         self._version: int | None = None
         self._docs: dict[str, int] = {}
         self.rows = 0
+        self.longest_phrase = 0
 
     def stem(self, word: str) -> str:
         tokens = self._stemmer(
@@ -237,6 +247,7 @@ class _TermStats:
         if version != self._version:
             self._version, self._docs = version, {}
             self.rows = self._conn.execute(COUNT_TOOLS_SQL).fetchone()[0]
+            self.longest_phrase = self._conn.execute(LONGEST_PHRASE_SQL).fetchone()[0]
 
     def docs(self, stems: list[str]) -> dict[str, int]:
         self.refresh()
@@ -314,7 +325,9 @@ def search(
         SEARCH_SQL,
         {
             "match": match_expression(conn, words),
-            "ngrams": json.dumps(phrase_ngrams(query), ensure_ascii=False),
+            "ngrams": json.dumps(
+                phrase_ngrams(query, _term_stats(conn).longest_phrase), ensure_ascii=False
+            ),
             "profile": profile,
             "may_call_mutating": bool(may_call_mutating),
             "unfiltered": profile is None and bool(may_call_mutating),

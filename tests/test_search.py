@@ -162,6 +162,11 @@ def test_a_trigger_phrase_in_the_query_adds_the_trigger_weight_and_changes_the_o
     assert with_phrase[logrotate].explain.trigger == 0
 
 
+def test_query_ngrams_stop_at_the_longest_phrase_in_the_catalog():
+    assert search_module.phrase_ngrams("a b c", 2) == ["a", "a b", "b", "b c", "c"]
+    assert search_module.phrase_ngrams("a b c", 0) == []
+
+
 def test_part_of_a_trigger_phrase_is_not_a_trigger_match(small):
     hits = by_name(search(small, "rotate", explain=True))
     assert hits["archive_old_logs"].explain.trigger == 0
@@ -185,12 +190,15 @@ def test_trigger_matching_ignores_case_and_edge_punctuation(small):
 
 def test_changed_triggers_are_searched_after_a_reload(small, tmp_path):
     changed = [dict(t) for t in SMALL_CATALOG]
-    changed[0]["triggers"] = ["shelve logs"]
+    # the longest phrase grows from 2 words to 3: the n-grams looked up must grow with it
+    assert search(small, "rotate logs") and search_module._term_stats(small).longest_phrase == 2
+    changed[0]["triggers"] = ["shelve old logs"]
     path = tmp_path / "changed.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in changed))
     load_catalog(small, seed_dir=None, user_files=[path])
     assert by_name(search(small, "rotate logs", explain=True))["archive_old_logs"].explain.trigger == 0
-    assert search(small, "shelve logs", explain=True)[0].name == "archive_old_logs"
+    hit = search(small, "please shelve old logs", explain=True)[0]
+    assert hit.name == "archive_old_logs" and hit.explain.trigger == TRIGGER_WEIGHT
 
 
 def test_tool_names_are_split_into_words(small):
