@@ -31,14 +31,18 @@ $(PY_STAMP): pyproject.toml
 
 $(NPM_STAMP): Makefile
 	mkdir -p $(NPM_PREFIX)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_PACKAGES)
+	# stdin closed: a package install script must never wait on (or eat) the MCP stdio stream
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_PACKAGES) < /dev/null
 	touch $@
 
 catalog: install
 	$(CR) catalog --db $(DB)
 
-run: catalog
-	$(CR) serve --db $(DB)
+# stdout belongs to the MCP stdio stream once serve starts: everything before it (install,
+# catalog summary, make's own echo) goes to stderr, so `make run` is itself a usable server command.
+run:
+	@$(MAKE) --no-print-directory catalog 1>&2
+	@$(CR) serve --db $(DB)
 
 test: install
 	$(PY) -m pytest -q
