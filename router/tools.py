@@ -7,7 +7,8 @@ reads, its `outcome` what the audit row says); the server turns it into an MCP t
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -81,10 +82,46 @@ def _elapsed_ms(started: float) -> float:
 # --- mcp_search_tools ---------------------------------------------------------------------
 
 
-def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
+@dataclass
+class _CatalogCallRecord:
+    """What a catalog-only call learns while it runs and its audit row needs."""
+
+    target: str | None = None
+
+
+@contextmanager
+def _audited_catalog_call(
+    ctx: FacadeContext, meta_tool: str, args: Any
+) -> Iterator[_CatalogCallRecord]:
+    """One finished audit row per search or inspect, whatever the outcome: these answer from
+    the catalog alone, so there is nothing to interrupt and no 'started' row is needed."""
     started = time.perf_counter()
+    record = _CatalogCallRecord()
     outcome, error = audit.OK, None
     try:
+        yield record
+    except ToolCallError as exc:
+        outcome, error = exc.outcome, exc.audit_note
+        raise
+    except Exception as exc:  # a bug: recorded as such
+        outcome, error = audit.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
+        raise
+    finally:
+        audit.record(
+            ctx.conn,
+            session_id=ctx.session_id,
+            role=ctx.role.name,
+            meta_tool=meta_tool,
+            target=record.target,
+            arguments=args,
+            outcome=outcome,
+            latency_ms=_elapsed_ms(started),
+            error=error,
+        )
+
+
+def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
+    with _audited_catalog_call(ctx, SEARCH_TOOLS, args):
         parsed = _parse(SearchToolsArgs, SEARCH_TOOLS, args)
         try:
             hits = _run_search(ctx, parsed)
@@ -99,21 +136,6 @@ def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
         if ctx.wake_on_search and hits:
             _wake_backends_of(ctx, [hit.name for hit in hits])
         return {"tools": tools}
-    except ToolCallError as exc:
-        outcome, error = exc.outcome, exc.audit_note
-        raise
-    finally:
-        audit.record(
-            ctx.conn,
-            session_id=ctx.session_id,
-            role=ctx.role.name,
-            meta_tool=SEARCH_TOOLS,
-            target=None,
-            arguments=args,
-            outcome=outcome,
-            latency_ms=_elapsed_ms(started),
-            error=error,
-        )
 
 
 def _run_search(ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
@@ -145,30 +167,13 @@ def _wake_backends_of(ctx: FacadeContext, names: list[str]) -> None:
 
 
 def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
-    started = time.perf_counter()
-    outcome, error, target = audit.OK, None, None
-    try:
+    with _audited_catalog_call(ctx, INSPECT_SCHEMA, args) as record:
         parsed = _parse(InspectSchemaArgs, INSPECT_SCHEMA, args)
-        target = parsed.toolName
+        record.target = parsed.toolName
         try:
             return inspect_tool(ctx.conn, parsed.toolName)
         except UnknownToolError as exc:
             raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
-    except ToolCallError as exc:
-        outcome, error = exc.outcome, exc.audit_note
-        raise
-    finally:
-        audit.record(
-            ctx.conn,
-            session_id=ctx.session_id,
-            role=ctx.role.name,
-            meta_tool=INSPECT_SCHEMA,
-            target=target,
-            arguments=args,
-            outcome=outcome,
-            latency_ms=_elapsed_ms(started),
-            error=error,
-        )
 
 
 # --- mcp_call_tool ------------------------------------------------------------------------
