@@ -29,9 +29,9 @@ $(PY_STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
+# stdin closed: a package's install script must never wait on (or eat) the MCP stdio stream.
 $(NPM_STAMP): Makefile
 	mkdir -p $(NPM_PREFIX)
-	# stdin closed: a package install script must never wait on (or eat) the MCP stdio stream
 	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_PACKAGES) < /dev/null
 	touch $@
 
