@@ -13,8 +13,9 @@ from mcp import Client, StdioServerParameters
 
 from router.backends import Placeholders, fetch_tool_list
 from router.catalog import load_catalog
-from router.db import connect, query_dicts
+from router.db import connect
 from router.servers import load_servers
+from tests.db_rows import rows
 
 TESTS_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = TESTS_DIR.parent
@@ -165,20 +166,12 @@ def json_of(result: Any) -> Any:
 
 
 def audit_rows(db_path: Path) -> list[dict]:
-    conn = connect(db_path)
-    try:
-        return query_dicts(conn, "SELECT * FROM audit ORDER BY id")
-    finally:
-        conn.close()
+    return rows(db_path, "SELECT * FROM audit ORDER BY id")
 
 
 def breaker_row(db_path: Path, tool: str) -> dict | None:
-    conn = connect(db_path)
-    try:
-        rows = query_dicts(conn, "SELECT * FROM breaker WHERE tool = :tool", {"tool": tool})
-        return rows[0] if rows else None
-    finally:
-        conn.close()
+    found = rows(db_path, "SELECT * FROM breaker WHERE tool = :tool", {"tool": tool})
+    return found[0] if found else None
 
 
 def call_log(state_dir: Path) -> list[str]:

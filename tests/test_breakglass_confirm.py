@@ -8,10 +8,11 @@ import anyio
 import pytest
 from mcp.types import ElicitResult
 
-from router.db import connect, query_dicts
+from router.db import connect
 from router.breakglass.gate import EarlierTiers
 from router.breakglass.prepare import Request, prepare
 from router.breakglass.settings import load_settings
+from tests.db_rows import rows
 from tests.breakglass_support import (API_KEY, TIERS, arguments, break_glass_client, prepared_db, server_params,
                                       write_config)
 from tests.openrouter_stub import OpenRouterStub
@@ -64,14 +65,6 @@ def workspace(tmp_path):
     ws.mkdir()
     (ws / "ledger.md").write_text("The ledger module boundary: reservations, settlements.\n")
     return ws
-
-
-def rows(db, sql, params=None):
-    conn = connect(db)
-    try:
-        return query_dicts(conn, sql, params)
-    finally:
-        conn.close()
 
 
 def answering(action, content=None, asked=None):

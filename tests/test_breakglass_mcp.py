@@ -8,7 +8,7 @@ import pytest
 
 from router.breakglass.pricing import usd_text_to_micro_ceil
 from router.breakglass.settings import DEFAULT_PRICES
-from router.db import connect, query_dicts
+from tests.db_rows import rows
 from tests.breakglass_support import (API_KEY, LEAN_PROBLEM, TIERS, arguments, break_glass_client,
                                       prepared_db, server_params, write_config)
 from tests.openrouter_stub import OpenRouterStub
@@ -45,14 +45,6 @@ def workspace(tmp_path):
 @pytest.fixture
 def db(tmp_path):
     return prepared_db(tmp_path / "router.db")
-
-
-def rows(db, sql, params=None):
-    conn = connect(db)
-    try:
-        return query_dicts(conn, sql, params)
-    finally:
-        conn.close()
 
 
 def ledger_kinds(db, invocation_id):
