@@ -125,18 +125,21 @@ def measure(scratch: Path) -> dict[str, dict[str, float]]:
     results: dict[str, dict[str, float]] = {}
 
     echo = StdioPeer([sys.executable, str(ECHO_SERVER)])
+    echo_event_loop = StdioPeer([sys.executable, str(ECHO_SERVER), "--event-loop-stdio"])
     router = _router(db, servers, scratch)
     direct = StdioPeer([str(VENV_BIN / "mcp-server-time"), "--local-timezone", "UTC"])
     try:
         # interleaved series, so load on the machine affects each about equally
-        results["echo floor (same SDK)"] = summarize(time_round_trips(echo, "echo", [{"text": "ping"}]))
+        results["echo floor (SDK stdio)"] = summarize(time_round_trips(echo, "echo", [{"text": "ping"}]))
+        results["echo floor (router's stdio)"] = summarize(
+            time_round_trips(echo_event_loop, "echo", [{"text": "ping"}]))
         results["mcp_search_tools @10k"] = summarize(time_round_trips(router, "mcp_search_tools", queries))
         results["mcp_inspect_schema @10k"] = summarize(time_round_trips(router, "mcp_inspect_schema", names))
         call = [{"toolName": "get_current_time", "args": TIME_ARGS}]
         results["get_current_time direct"] = summarize(time_round_trips(direct, "get_current_time", [TIME_ARGS]))
         results["get_current_time via mcp_call_tool"] = summarize(time_round_trips(router, "mcp_call_tool", call))
     finally:
-        for peer in (echo, router, direct):
+        for peer in (echo, echo_event_loop, router, direct):
             peer.close()
     results.update(anyio.run(_in_process_series, db, servers, scratch))
     return results

@@ -23,7 +23,6 @@ import anyio
 import apsw
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from router import __version__, tools
 from router.backends import BackendPool, Placeholders, default_data_dir
@@ -34,6 +33,7 @@ from router.errors import RouterError
 from router.metatools import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
 from router.roles import Role, UnknownRoleError, get_role
 from router.servers import ServersConfig
+from router.stdio_transport import event_loop_stdio_server
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +203,7 @@ async def serve_stdio(options: ServeOptions) -> None:
 
             async def serve() -> None:
                 with serving:
-                    async with stdio_server() as (read_stream, write_stream):
+                    async with event_loop_stdio_server() as (read_stream, write_stream):
                         await server.run(read_stream, write_stream, server.create_initialization_options())
                 tg.cancel_scope.cancel()
 
@@ -213,8 +213,9 @@ async def serve_stdio(options: ServeOptions) -> None:
             serving.cancel()
             with anyio.move_on_after(SIGNAL_SHUTDOWN_GRACE_S):
                 await stopped.wait()
-            # The SDK reads stdin in a worker thread that no cancellation can interrupt; the
-            # lifespan has closed the database and stopped the backends, so leave now.
+            # When stdin is a regular file the SDK reads it in a worker thread that no
+            # cancellation can interrupt; the lifespan has closed the database and stopped the
+            # backends, so leave now.
             sys.stdout.flush()
             os._exit(0)
 

@@ -1,0 +1,266 @@
+"""stdin/stdout for the MCP server, read and written on the event loop.
+
+The SDK's stdio transport reads each line and writes each reply through a worker thread
+(three thread hops per request), which costs about half a millisecond per round trip; the
+router's whole search costs less than that. This module gives the SDK's own transport
+(`mcp.server.stdio.stdio_server`, which still parses and frames every message) line streams
+that asyncio reads and writes directly on the process's pipes.
+
+A client may close stdin right after its last request (`cat requests.jsonl | serve`): the
+end of input is held back until every request read so far has been answered (or cancelled
+by the client), since the SDK cancels whatever is still running when its input ends. The
+router bounds every call by its backend's timeouts, so the wait is bounded too.
+
+Like the SDK, it keeps the wire private while serving: fd 0 reads the null device and fd 1
+points at stderr, so a stray print or a child process cannot write into the JSON-RPC
+stream. Both are restored, with their original blocking mode, on exit. When stdin or stdout
+is not something asyncio can watch (a regular file, as in `serve < requests.jsonl`), the
+SDK's threaded transport is used unchanged.
+"""
+
+import asyncio
+import fcntl
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+STDIN_FD = 0
+STDOUT_FD = 1
+# One JSON-RPC message per line; a longer line is answered with a parse error, not a crash.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def _watchable(fd: int) -> bool:
+    """asyncio's pipe transports accept pipes, sockets and character devices only."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+@contextmanager
+def _private_wire(fd: int, diversion: int):
+    """A private duplicate of `fd` for the wire, with `fd` itself pointed at `diversion`.
+
+    Restores `fd` and the file's blocking mode on exit: the description may be shared with
+    the parent (a terminal), which must not be left non-blocking."""
+    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    flags = fcntl.fcntl(wire, fcntl.F_GETFL)
+    try:
+        os.dup2(diversion, fd)
+        try:
+            yield wire
+        finally:
+            os.dup2(wire, fd)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+    finally:
+        os.close(wire)
+
+
+class _LineReader:
+    """`async for line in reader`: what the SDK's transport reads, one str per message."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self._stream = stream
+
+    def __aiter__(self) -> "_LineReader":
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._stream.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:
+            if not end.partial:
+                raise StopAsyncIteration from None
+            line = end.partial  # a last message without its newline
+        except asyncio.LimitOverrunError as too_long:
+            line = await self._discard_line(too_long.consumed)
+        return line.decode("utf-8", errors="replace")
+
+    async def _discard_line(self, buffered: int) -> bytes:
+        """Skip an over-long line; its head goes on, so the SDK reports a parse error."""
+        head = await self._stream.read(min(buffered, 256))
+        while True:
+            try:
+                await self._stream.readuntil(b"\n")
+                return head
+            except asyncio.LimitOverrunError as more:
+                await self._stream.read(more.consumed)
+            except asyncio.IncompleteReadError:
+                return head
+
+
+class _FlowControl(asyncio.Protocol):
+    """Lets `flush` wait while the pipe to the client is full."""
+
+    def __init__(self) -> None:
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self.lost: BaseException | None = None
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.lost = exc or BrokenPipeError("the client closed stdout")
+        self._writable.set()
+
+    async def drained(self) -> None:
+        await self._writable.wait()
+        if self.lost is not None:
+            raise self.lost
+
+
+class _LineWriter:
+    """`await writer.write(text)` then `await writer.flush()`: what the SDK's transport calls."""
+
+    def __init__(self, transport: asyncio.WriteTransport, flow: _FlowControl) -> None:
+        self._transport = transport
+        self._flow = flow
+
+    async def write(self, text: str) -> None:
+        if self._flow.lost is not None:
+            raise self._flow.lost
+        self._transport.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._flow.drained()
+
+
+class _Unanswered:
+    """Ids of the client's requests that have no response yet."""
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._none_left = anyio.Event()
+        self._none_left.set()
+
+    def read(self, item: Any) -> None:
+        message = item.message if isinstance(item, SessionMessage) else None
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+            self._none_left = anyio.Event()
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            # a cancelled request gets no response
+            self._settle((message.params or {}).get("requestId"))
+
+    def written(self, item: Any) -> None:
+        message = item.message if isinstance(item, SessionMessage) else None
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._settle(message.id)
+
+    def _settle(self, request_id: Any) -> None:
+        self._ids.discard(request_id)
+        if not self._ids:
+            self._none_left.set()
+
+    async def all_answered(self) -> None:
+        await self._none_left.wait()
+
+
+class _AnsweringReadStream:
+    """The SDK's read stream, but its end waits until every request read has been answered."""
+
+    def __init__(self, inner: Any, unanswered: _Unanswered) -> None:
+        self._inner = inner
+        self._unanswered = unanswered
+
+    @property
+    def last_context(self) -> Any:  # the SDK restores each sender's contextvars from this
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            await self._unanswered.all_answered()
+            raise
+        self._unanswered.read(item)
+        return item
+
+    def __aiter__(self) -> "_AnsweringReadStream":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "_AnsweringReadStream":
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+
+class _AnsweringWriteStream:
+    """The SDK's write stream, noting each response as it goes out."""
+
+    def __init__(self, inner: Any, unanswered: _Unanswered) -> None:
+        self._inner = inner
+        self._unanswered = unanswered
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        self._unanswered.written(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "_AnsweringWriteStream":
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def event_loop_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's stdio transport over event-loop pipes: yields (read_stream, write_stream)."""
+    async with _pipes_or_threads() as (read_stream, write_stream):
+        unanswered = _Unanswered()
+        yield _AnsweringReadStream(read_stream, unanswered), _AnsweringWriteStream(write_stream, unanswered)
+
+
+@asynccontextmanager
+async def _pipes_or_threads() -> AsyncIterator[tuple[Any, Any]]:
+    if not (_watchable(STDIN_FD) and _watchable(STDOUT_FD)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    loop = asyncio.get_running_loop()
+    sys.stdout.flush()
+    async with AsyncExitStack() as stack:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            wire_in = stack.enter_context(_private_wire(STDIN_FD, devnull))
+            wire_out = stack.enter_context(_private_wire(STDOUT_FD, sys.stderr.fileno()))
+        finally:
+            os.close(devnull)
+        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0, closefd=False)
+        )
+        stack.callback(read_transport.close)
+        write_transport, flow = await loop.connect_write_pipe(
+            _FlowControl, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
+        )
+        stack.callback(write_transport.close)
+        async with stdio_server(_LineReader(reader), _LineWriter(write_transport, flow)) as streams:
+            yield streams
