@@ -1,9 +1,10 @@
-"""Backend MCP servers: the only MCP-client and subprocess code in the router.
+"""Backend MCP servers: when they run, and the sessions calls borrow.
 
 A backend is started on first need ("wake"), kept for reuse, stopped after its idle time,
 and stopped with the router. Each running backend is owned by one supervisor task, because
-the SDK's client (and the process it spawned) must be entered and left in the same task;
-calls from any request borrow its session. A crash, a hang past the timeout, a backend that
+the SDK's transport (and the process it spawned) must be entered and left in the same task;
+calls from any request borrow its session: router/backend_session.py over the SDK's stdio
+transport for a command, the SDK's Client for a URL. A crash, a hang past the timeout, a backend that
 cannot start and a missing program all raise BackendError, which the caller counts as a
 failure for the circuit breaker.
 """
@@ -13,19 +14,22 @@ import os
 import shutil
 import string
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from router import audit
+from router.backend_session import StdioBackendSession
 from router.errors import RouterError
 from router.paths import PROJECT_ROOT
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
@@ -44,6 +48,12 @@ MIN_REAP_INTERVAL_S = 0.05
 BACKEND_CONNECT_MODE = "legacy"
 # How long the router waits for all backends to stop when it shuts down.
 SHUTDOWN_GRACE_S = 5.0
+
+
+class BackendSession(Protocol):
+    """What a call borrows: the SDK's Client (HTTP) and StdioBackendSession (stdio) both are."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult: ...
 
 
 class BackendError(RouterError):
@@ -119,7 +129,7 @@ class Backend:
         self.timeouts = timeouts
         self.placeholders = placeholders
         self.clock = clock
-        self.client: Client | None = None
+        self.client: BackendSession | None = None
         self.last_used = clock()
         self.in_flight = 0
         self.starts = 0
@@ -162,7 +172,7 @@ class Backend:
             cwd=str(self.placeholders.workspace),
         )
 
-    async def ensure_started(self, task_group: anyio.abc.TaskGroup) -> Client:
+    async def ensure_started(self, task_group: anyio.abc.TaskGroup) -> BackendSession:
         async with self._start_lock:
             if self.client is not None:
                 return self.client
@@ -199,13 +209,8 @@ class Backend:
         with anyio.CancelScope() as scope:
             self._scope = scope
             try:
-                # The initialize handshake (2025-11-25) every server speaks: the SDK's 2026
-                # per-request envelope costs about half a millisecond more per forwarded call.
-                async with Client(target, mode=BACKEND_CONNECT_MODE) as client:
-                    # Listing once lets the SDK check structured results against each
-                    # tool's outputSchema, as any MCP client would.
-                    await client.list_tools()
-                    self.client = client
+                async with self._session(target, stop) as session:
+                    self.client = session
                     self.last_used = self.clock()
                     ready.set()
                     await stop.wait()
@@ -216,6 +221,32 @@ class Backend:
                 self.client = None
                 ready.set()
                 done.set()
+
+    @asynccontextmanager
+    async def _session(
+        self, target: StdioServerParameters | str, stop: anyio.Event
+    ) -> AsyncIterator[BackendSession]:
+        """An initialized session; a stdio backend that closes its stdout sets `stop`, so the
+        next call starts it again instead of failing on a dead pipe."""
+        if isinstance(target, str):
+            # Streamable HTTP: the SDK's client, with the initialize handshake (2025-11-25)
+            # every server speaks (its 2026 per-request envelope costs more per call).
+            async with Client(target, mode=BACKEND_CONNECT_MODE) as client:
+                yield client
+            return
+        async with stdio_client(target) as (read_stream, write_stream), anyio.create_task_group() as tg:
+            session = StdioBackendSession(read_stream, write_stream, self.name)
+
+            async def serve_until_closed() -> None:
+                await session.serve()
+                stop.set()
+
+            tg.start_soon(serve_until_closed)
+            await session.initialize()
+            try:
+                yield session
+            finally:
+                tg.cancel_scope.cancel()
 
     async def call(
         self, task_group: anyio.abc.TaskGroup, tool: str, arguments: dict[str, Any]

@@ -155,3 +155,25 @@ def test_sigterm_stops_the_router_and_its_backends(facade):
         assert not alive(pid)
     finally:
         client.close()
+
+
+async def test_a_call_the_client_abandons_is_cancelled_at_the_backend_too(facade):
+    async with facade.router() as router:
+        with anyio.move_on_after(1.0):
+            await router.call_tool("mcp_call_tool", {"toolName": "hang_forever", "args": {}})
+        # the router told the backend (notifications/cancelled), which stopped the tool's task
+        assert await wait_until(lambda: "hang_forever:cancelled" in call_log(facade.state_dir), timeout_s=10)
+        assert text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "b"}})) == "B"
+
+
+async def test_a_backend_that_exits_while_idle_is_restarted_by_the_next_call_not_failed(facade):
+    async with facade.router() as router:
+        first = await whoami(router)
+        bye = await router.call_tool("mcp_call_tool", {"toolName": "exit_after_answer", "args": {}})
+        assert text_of(bye) == "bye"
+        assert await wait_until(lambda: not alive(first), timeout_s=10)
+        await anyio.sleep(0.2)  # let the router see the pipe close
+        second = await whoami(router)
+        assert second != first
+    outcomes = [r["outcome"] for r in audit_rows(facade.db)]
+    assert outcomes == ["ok", "ok", "ok"]

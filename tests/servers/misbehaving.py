@@ -62,10 +62,22 @@ def crash_now() -> str:
 
 @app.tool(annotations=READ_ONLY)
 async def hang_forever() -> str:
-    """Never answer."""
+    """Never answer (a cancellation from the client is logged as 'hang_forever:cancelled')."""
     _log_call("hang_forever")
-    await asyncio.sleep(3600)
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        _log_call("hang_forever:cancelled")
+        raise
     return "unreachable"
+
+
+@app.tool(annotations=READ_ONLY)
+async def exit_after_answer() -> str:
+    """Answer, then exit on its own a moment later (a backend that dies while idle)."""
+    _log_call("exit_after_answer")
+    asyncio.get_running_loop().call_later(0.2, os._exit, 0)
+    return "bye"
 
 
 @app.tool(annotations=READ_ONLY)
