@@ -19,7 +19,6 @@ SDK's threaded transport is used unchanged.
 """
 
 import asyncio
-import fcntl
 import os
 import stat
 import sys
@@ -32,6 +31,9 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+if sys.platform != "win32":  # Windows pipes are not selectable: the SDK's threads serve there
+    import fcntl
+
 STDIN_FD = 0
 STDOUT_FD = 1
 # One JSON-RPC message per line; a longer line is answered with a parse error, not a crash.
@@ -40,6 +42,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 def _watchable(fd: int) -> bool:
     """asyncio's pipe transports accept pipes, sockets and character devices only."""
+    if sys.platform == "win32":
+        return False
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
