@@ -112,12 +112,17 @@ CREATE TABLE IF NOT EXISTS audit (
     -- b3: hash of the RFC 8785 bytes of the arguments; the arguments themselves are not
     -- stored (they may hold secrets)
     args_hash   TEXT NOT NULL,
-    -- 'started' until the call finishes; a row left 'started' by a dead process is shown
-    -- as 'interrupted' by v_recent_audit
+    -- 'started' until the call finishes; v_recent_audit shows a 'started' row as 'in_flight'
+    -- until its deadline_at, and as 'interrupted' after it (its process died mid-call)
     outcome     TEXT NOT NULL,
     latency_ms  REAL,
     error       TEXT,
-    pid         INTEGER NOT NULL
+    pid         INTEGER NOT NULL,
+    -- a forwarded call's 'started' row: the latest the router would have finished it on its
+    -- own (its backend timeouts plus a grace, router/audit.py). NULL on rows that are written
+    -- finished, and on rows from before schema version 2. Last, because version 2 added it
+    -- to existing files with ALTER TABLE (router/db.py), which appends.
+    deadline_at TEXT
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit(started_at);
@@ -302,10 +307,14 @@ GROUP BY p.name
 ORDER BY p.name;
 
 DROP VIEW IF EXISTS v_recent_audit;
+-- An unfinished call reads 'in_flight' while the router may still finish it, 'interrupted'
+-- once its deadline has passed (its process died) or when it has none (a pre-version-2 row):
+-- a NULL deadline_at compares as not in the future. strftime writes started_at's format.
 CREATE VIEW v_recent_audit AS
 SELECT id, started_at, session_id, role, meta_tool, target,
-       CASE WHEN outcome = 'started' AND finished_at IS NULL THEN 'interrupted' ELSE outcome END
-           AS outcome,
+       CASE WHEN outcome <> 'started' OR finished_at IS NOT NULL THEN outcome
+            WHEN deadline_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'in_flight'
+            ELSE 'interrupted' END AS outcome,
        round(latency_ms, 3) AS latency_ms, error
 FROM audit
 ORDER BY id DESC

@@ -15,7 +15,15 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+# Version 2: audit.deadline_at, which tells a call still running from one whose process died.
+ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
+
+# What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
+# an existing table as it is): the statement bringing a file from version N-1 to N, keyed by
+# N. They run before schema.sql, whose views may already read what they add.
+UPGRADES: dict[int, str] = {2: ADD_AUDIT_DEADLINE}
 
 # apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
 # share one file, and the set-up pragmas themselves (WAL, optimize) need a lock, so a
@@ -57,21 +65,31 @@ def schema_version(conn: apsw.Connection) -> int:
 
 
 def ensure_schema(conn: apsw.Connection) -> None:
-    """Apply schema.sql in one transaction when the file is older than this router.
+    """Bring a file older than this router to SCHEMA_VERSION in one transaction.
 
     schema.sql is idempotent (IF NOT EXISTS throughout, views dropped and re-created), so a
-    file at any older version is brought up to date by running it again.
+    file at any older version is brought up to date by running it again, after the UPGRADES
+    steps from its version on. A new file (version 0) has no tables yet: schema.sql creates
+    them in their current shape.
     """
-    current = schema_version(conn)
-    if current == SCHEMA_VERSION:
-        return
-    if current > SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"database schema version {current} is newer than this router's {SCHEMA_VERSION}; "
-            "upgrade context-router"
-        )
+    if schema_version(conn) == SCHEMA_VERSION:
+        return  # the usual case, without taking the write lock
     script = SCHEMA_FILE.read_text(encoding="utf-8")
-    with conn:  # one transaction: a failure leaves the file as it was
+    with immediate(conn):  # one transaction: a failure leaves the file as it was
+        # read again under the write lock: another process opening the same file may have
+        # upgraded it meanwhile, and an upgrade step (ALTER TABLE) must not run twice
+        current = schema_version(conn)
+        if current > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"database schema version {current} is newer than this router's "
+                f"{SCHEMA_VERSION}; upgrade context-router"
+            )
+        if current == SCHEMA_VERSION:
+            return
+        if current > 0:
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                if version in UPGRADES:
+                    conn.execute(UPGRADES[version])
         conn.execute(script)
         conn.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
 

@@ -1,6 +1,7 @@
 """schema.sql applies to a fresh file, is idempotent, and guards against newer files."""
 
 import subprocess
+from pathlib import Path
 
 import apsw
 import pytest
@@ -8,6 +9,9 @@ import pytest
 from router import db
 from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
+
+# What the last version-1 router created; a real v1 file, not a hand-made approximation.
+SCHEMA_V1 = Path(__file__).parent / "golden" / "schema_v1.sql"
 
 PROMISED_VIEWS = {
     "v_catalog_per_profile",
@@ -78,3 +82,99 @@ def test_system_sqlite3_shell_reads_every_view(db_path, view):
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+def make_v1_file(path) -> None:
+    """A file as a version-1 router left it, with one finished call and one whose process
+    died mid-call."""
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(SCHEMA_V1.read_text(encoding="utf-8"))
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute(
+            "INSERT INTO audit(started_at, finished_at, session_id, role, meta_tool, target,"
+            " args_hash, outcome, latency_ms, pid) VALUES"
+            " ('2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.010Z', 's', 'manager',"
+            "  'mcp_call_tool', 'whoami', 'b3:00', 'ok', 10.0, 1),"
+            " ('2026-01-02T03:05:00.000Z', NULL, 's', 'manager',"
+            "  'mcp_call_tool', 'hang_forever', 'b3:00', 'started', NULL, 2)"
+        )
+    conn.close()
+
+
+def audit_columns(conn) -> list[str]:
+    return [row[1] for row in conn.execute("PRAGMA table_info(audit)")]
+
+
+def test_version_1_file_gains_the_audit_deadline_and_keeps_its_rows(db_path):
+    make_v1_file(db_path)
+    conn = db.connect(db_path)
+    assert db.schema_version(conn) == 2
+    assert "deadline_at" in audit_columns(conn)
+    assert conn.execute(
+        "SELECT target, outcome, deadline_at FROM audit ORDER BY id"
+    ).fetchall() == [("whoami", "ok", None), ("hang_forever", "started", None)]
+    # a call left unfinished by a version-1 router has no deadline: its process is gone
+    assert conn.execute("SELECT target, outcome FROM v_recent_audit ORDER BY id").fetchall() == [
+        ("whoami", "ok"), ("hang_forever", "interrupted")
+    ]
+    conn.close()
+
+
+def test_upgraded_file_has_the_same_tables_and_views_as_a_new_one(db_path, tmp_path):
+    make_v1_file(db_path)
+    upgraded, fresh = db.connect(db_path), db.connect(tmp_path / "fresh.db")
+
+    def shape(conn):
+        tables = [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            " ORDER BY name")]
+        views = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name")
+        return (
+            {name: conn.execute(f"PRAGMA table_info({name})").fetchall() for name in tables},
+            views.fetchall(),
+        )
+
+    assert shape(upgraded) == shape(fresh)
+
+
+def test_failed_upgrade_leaves_a_version_1_file_as_it_was(db_path, monkeypatch, tmp_path):
+    """The upgrade step runs, then the schema script fails: the step is rolled back too."""
+    make_v1_file(db_path)
+    broken = tmp_path / "broken.sql"
+    broken.write_text("THIS IS NOT SQL;\n")
+    monkeypatch.setattr(db, "SCHEMA_FILE", broken)
+    with pytest.raises(apsw.SQLError):
+        db.connect(db_path)
+    plain = apsw.Connection(str(db_path))
+    assert plain.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert "deadline_at" not in audit_columns(plain)
+    assert plain.execute("SELECT count(*) FROM audit").fetchone()[0] == 2
+
+
+def test_a_file_another_process_upgrades_meanwhile_is_not_upgraded_twice(db_path):
+    """Two routers open one old file at once: both read version 1, one takes the write lock
+    and upgrades. The other, once it holds the lock, must find version 2 and not add the
+    column again. Its busy handler runs exactly while it waits for that lock."""
+    make_v1_file(db_path)
+    waiting = db.connect(db_path, apply_schema=False)
+    other = apsw.Connection(str(db_path))
+    other.execute("BEGIN IMMEDIATE")
+    other.execute(db.ADD_AUDIT_DEADLINE)
+    other.execute(SCHEMA_FILE.read_text(encoding="utf-8"))
+    other.execute(f"PRAGMA user_version = {db.SCHEMA_VERSION}")
+    waits = []
+
+    def other_commits_while_we_wait(attempts: int) -> bool:
+        if not waits:
+            other.execute("COMMIT")
+        waits.append(attempts)
+        return len(waits) < 3
+
+    waiting.set_busy_handler(other_commits_while_we_wait)
+    db.ensure_schema(waiting)
+    assert waits, "the upgrade did not wait for the write lock"
+    assert db.schema_version(waiting) == db.SCHEMA_VERSION
+    assert audit_columns(waiting).count("deadline_at") == 1
+    waiting.close()
+    other.close()
