@@ -2,8 +2,9 @@
 
 The arguments are never stored, only the b3 hash of their RFC 8785 bytes (they may hold
 secrets); equal arguments still hash equal, so repeated calls can be found. A row left with
-outcome 'started' and no finished_at belongs to a call whose process died mid-way;
-v_recent_audit shows it as 'interrupted'.
+outcome 'started' and no finished_at is a call still running, or one whose process died
+mid-way; its deadline_at (the latest the router would have finished it on its own) tells the
+two apart, and v_recent_audit reads it as 'in_flight' before that moment, 'interrupted' after.
 """
 
 import os
@@ -11,7 +12,7 @@ from typing import Any
 
 import apsw
 
-from router.clock import utc_now_iso
+from router.clock import utc_now_and_after, utc_now_iso
 from router.hashing import content_hash
 
 # Outcomes, as stored in audit.outcome.
@@ -30,9 +31,18 @@ INTERRUPTED = "interrupted"
 INTERNAL_ERROR = "internal_error"  # a bug in the router, not the caller's or backend's doing
 MAX_ERROR_CHARS = 1000
 
+# Added to a call's backend timeouts for its deadline: the router's own work around the
+# backend (catalog and breaker rows, finishing this row) takes milliseconds, but a write may
+# wait for another process's lock. Too short, and a slow but live call reads 'interrupted'
+# (as does a call queued behind another's cold start that timed out: it pays a second start);
+# such a row is still finished, with its real outcome, when the call ends.
+DEADLINE_GRACE_S = 5.0
+
 INSERT_STARTED = """
-INSERT INTO audit(started_at, session_id, role, meta_tool, target, args_hash, outcome, pid)
-VALUES (:started_at, :session_id, :role, :meta_tool, :target, :args_hash, 'started', :pid)
+INSERT INTO audit(started_at, deadline_at, session_id, role, meta_tool, target, args_hash,
+                  outcome, pid)
+VALUES (:started_at, :deadline_at, :session_id, :role, :meta_tool, :target, :args_hash,
+        'started', :pid)
 """
 
 FINISH = """
@@ -65,12 +75,17 @@ def start(
     meta_tool: str,
     target: str | None,
     arguments: Any,
+    within_s: float,
 ) -> int:
-    """Write the 'started' row (its own transaction) and return its id."""
+    """Write the 'started' row (its own transaction) and return its id. `within_s` is the
+    longest the router lets the call run (its backend timeouts); the row's deadline adds
+    DEADLINE_GRACE_S to it."""
+    started_at, deadline_at = utc_now_and_after(within_s + DEADLINE_GRACE_S)
     conn.execute(
         INSERT_STARTED,
         {
-            "started_at": utc_now_iso(),
+            "started_at": started_at,
+            "deadline_at": deadline_at,
             "session_id": session_id,
             "role": role,
             "meta_tool": meta_tool,

@@ -66,6 +66,12 @@ class ServersConfig(BaseModel):
             idle_stop_s=server.idle_stop_s or self.defaults.idle_stop_s,
         )
 
+    def longest_call_s(self) -> float:
+        """The longest a forwarded call to any declared server may take before the router
+        gives up on it: a cold start plus the call itself."""
+        limits = [self.timeouts(server) for server in self.servers.values()] or [self.defaults]
+        return max(t.startup_timeout_s + t.call_timeout_s for t in limits)
+
 
 def load_servers(path: Path = SERVERS_FILE) -> ServersConfig:
     try:

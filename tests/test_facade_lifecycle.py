@@ -4,11 +4,14 @@ stop with the router, crash, hang past the timeout, and interrupted calls in the
 import os
 import signal
 import time
+from datetime import datetime, timedelta
 
 import anyio
 import pytest
 
+from router import audit
 from router.db import connect, query_dicts
+from router.servers import load_servers
 from tests.facade_support import (  # noqa: F401  (fixtures)
     RawStdioClient,
     anyio_backend,
@@ -121,7 +124,7 @@ args = ["-c", "import sys; sys.exit(7)"]
     assert audit_rows(facade.db)[-1]["outcome"] == "backend_failed"
 
 
-def test_router_killed_mid_call_leaves_a_row_that_says_interrupted(facade):
+def test_router_killed_mid_call_reads_in_flight_until_its_deadline_then_interrupted(facade):
     client = RawStdioClient(facade.params())
     try:
         client.send("tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "hang_forever", "args": {}}})
@@ -134,11 +137,24 @@ def test_router_killed_mid_call_leaves_a_row_that_says_interrupted(facade):
     finally:
         client.close()
     conn = connect(facade.db)
-    rows = query_dicts(conn, "SELECT target, outcome FROM v_recent_audit")
-    raw = query_dicts(conn, "SELECT outcome, finished_at FROM audit")
-    conn.close()
-    assert rows == [{"target": "hang_forever", "outcome": "interrupted"}]
-    assert raw == [{"outcome": "started", "finished_at": None}]
+    try:
+        # nothing can tell a killed router from a slow call before the router's own timeouts
+        # (a cold start plus the call, for the slowest declared server) and the grace are up
+        raw = query_dicts(conn, "SELECT outcome, finished_at, started_at, deadline_at FROM audit")
+        assert [(r["outcome"], r["finished_at"]) for r in raw] == [("started", None)]
+        allowance = load_servers(facade.servers_file).longest_call_s() + audit.DEADLINE_GRACE_S
+        started, deadline_at = (datetime.fromisoformat(raw[0][k]) for k in ("started_at", "deadline_at"))
+        assert deadline_at - started == timedelta(seconds=allowance)
+        assert query_dicts(conn, "SELECT target, outcome FROM v_recent_audit") == [
+            {"target": "hang_forever", "outcome": "in_flight"}
+        ]
+        # once the deadline has passed (moved, rather than waited for), it reads interrupted
+        conn.execute("UPDATE audit SET deadline_at = :past", {"past": raw[0]["started_at"]})
+        assert query_dicts(conn, "SELECT target, outcome FROM v_recent_audit") == [
+            {"target": "hang_forever", "outcome": "interrupted"}
+        ]
+    finally:
+        conn.close()
 
 
 def test_sigterm_stops_the_router_and_its_backends(facade):
