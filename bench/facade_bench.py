@@ -3,7 +3,8 @@ a lean JSON-RPC client (one request line out, one response line in), so the numb
 server's round trip and not a client library's overhead.
 
 - search (10,000-tool synthetic catalog) and inspect through the router, next to a minimal
-  echo tool on the same SDK in the same run (bench/echo_server.py: the framework floor);
+  echo tool on the same SDK in the same run (bench/echo_server.py: the framework floor), once
+  on the SDK's own stdio transport and once on the router's (router/stdio_transport.py);
 - mcp_call_tool to a real backend (mcp-server-time) through the router, next to the same
   call made directly to that backend: the difference of medians is the router's overhead
   (role check, schema validation, breaker, two audit rows, forwarding).
@@ -163,7 +164,7 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
                                       wake_on_search=False)
             call = {"toolName": "get_current_time", "args": TIME_ARGS}
             series = {
-                "pool only (SDK client hop)": lambda: pool.call("time", "get_current_time", TIME_ARGS),
+                "backend pool only (the hop to the backend)": lambda: pool.call("time", "get_current_time", TIME_ARGS),
                 "tools.call_tool (router work + hop)": lambda: tools.call_tool(ctx, call),
             }
             out = {}
@@ -186,7 +187,7 @@ def bar_checks(results: dict[str, dict[str, float]]) -> list[str]:
     overhead = (results["get_current_time via mcp_call_tool"]["median_ms"]
                 - results["get_current_time direct"]["median_ms"])
     own_work = (results["tools.call_tool (router work + hop)"]["median_ms"]
-                - results["pool only (SDK client hop)"]["median_ms"])
+                - results["backend pool only (the hop to the backend)"]["median_ms"])
     checks = [
         ("search median", search["median_ms"], BARS["search_median"]),
         ("search p99", search["p99_ms"], BARS["search_p99"]),
