@@ -193,3 +193,21 @@ async def test_a_backend_that_exits_while_idle_is_restarted_by_the_next_call_not
         assert second != first
     outcomes = [r["outcome"] for r in audit_rows(facade.db)]
     assert outcomes == ["ok", "ok", "ok"]
+
+
+async def test_concurrent_calls_share_one_backend_and_each_gets_its_own_answer(facade):
+    starts = facade.state_dir / "starts.log"
+    answers: dict[str, str] = {}
+    async with facade.router(extra_args=("--no-wake-on-search",)) as router:
+
+        async def shout(word: str, times: int) -> None:
+            result = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": word, "times": times}})
+            answers[word] = text_of(result)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(12):
+                tg.start_soon(shout, f"w{i}", i % 3 + 1)
+    assert answers == {f"w{i}": " ".join([f"W{i}"] * (i % 3 + 1)) for i in range(12)}
+    # the first call woke the backend; the eleven that raced it waited for that start
+    assert len(starts.read_text(encoding="utf-8").split()) == 1
+    assert [r["outcome"] for r in audit_rows(facade.db)] == ["ok"] * 12
