@@ -30,6 +30,7 @@ from mcp_types import CONNECTION_CLOSED
 
 from router import audit
 from router.backend_session import StdioBackendSession
+from router.backend_stderr import BackendStderr
 from router.errors import RouterError
 from router.paths import PROJECT_ROOT
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
@@ -137,6 +138,8 @@ class Backend:
         self._stop: anyio.Event | None = None
         self._done: anyio.Event | None = None
         self._scope: anyio.CancelScope | None = None
+        # the stderr of the process started last (stdio backends only)
+        self._stderr: BackendStderr | None = None
 
     @property
     def name(self) -> str:
@@ -163,12 +166,11 @@ class Backend:
                 f"backend {self.name!r} cannot start: program {self.config.command!r} was not "
                 f"found in .venv/bin, .npm-tools/node_modules/.bin or PATH; install it: {install}"
             )
-        env = {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
         base_env = {"PATH": os.environ.get("PATH", "")}
         return StdioServerParameters(
             command=program,
             args=[self.placeholders.expand(a, where) for a in self.config.args],
-            env=_node_dir_first_on_path(base_env) | env,
+            env=_node_dir_first_on_path(base_env) | self._configured_env(),
             cwd=str(self.placeholders.workspace),
         )
 
@@ -193,10 +195,19 @@ class Backend:
             if self.client is None:
                 cause = failure[0] if failure else None
                 raise BackendError(
-                    f"backend {self.name!r} failed to start: {_describe(cause)}"
+                    f"backend {self.name!r} failed to start: {_describe(cause)}{await self._last_words()}"
                 ) from cause
             self.starts += 1
             return self.client
+
+    def _configured_env(self) -> dict[str, str]:
+        where = f"servers.toml [servers.{self.name}]"
+        return {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
+
+    async def _last_words(self) -> str:
+        """What the backend last wrote to stderr (redacted), for an error message."""
+        tail = await self._stderr.tail() if self._stderr is not None else ""
+        return f"; its stderr ended with: {tail}" if tail else ""
 
     async def _supervise(
         self,
@@ -234,7 +245,20 @@ class Backend:
             async with Client(target, mode=BACKEND_CONNECT_MODE) as client:
                 yield client
             return
-        async with stdio_client(target) as (read_stream, write_stream), anyio.create_task_group() as tg:
+        stderr = self._stderr = BackendStderr(self.name, self._configured_env())
+        try:
+            async with stdio_client(target, errlog=stderr.child_end()) as (read_stream, write_stream):
+                stderr.close_child_end()
+                async with self._stdio_session(read_stream, write_stream, stop) as session:
+                    yield session
+        finally:
+            stderr.close_child_end()
+
+    @asynccontextmanager
+    async def _stdio_session(
+        self, read_stream: Any, write_stream: Any, stop: anyio.Event
+    ) -> AsyncIterator[StdioBackendSession]:
+        async with anyio.create_task_group() as tg:
             session = StdioBackendSession(read_stream, write_stream, self.name)
 
             async def serve_until_closed() -> None:
@@ -264,6 +288,7 @@ class Backend:
                         raise BackendError(
                             f"backend {self.name!r} closed the connection during {tool!r} "
                             "(its process exited or crashed); the call may not have completed"
+                            f"{await self._last_words()}"
                         ) from exc
                     raise BackendError(
                         f"backend {self.name!r} refused {tool!r}: {exc.error.message} "

@@ -15,7 +15,7 @@ from router.breakglass.classify import classify
 from router.breakglass.context import ContextError, assemble, fts_query, resolve_named
 from router.breakglass.gate import EarlierTiers, gate_refusal
 from router.breakglass.pricing import PriceError, estimate_run, load_prices, read_prices
-from router.breakglass.redact import REDACTED, Redactor
+from router.redact import REDACTED, Redactor
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
 from router.db import connect, query_dicts
 from router.paths import SEEDS_DIR

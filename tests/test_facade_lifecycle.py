@@ -80,6 +80,8 @@ async def test_crash_hang_and_cancel_are_failures_or_interruptions_and_the_backe
         crashed = await router.call_tool("mcp_call_tool", {"toolName": "crash_now", "args": {}})
         assert crashed.is_error is True
         assert "closed the connection" in text_of(crashed)
+        assert "its stderr ended with: " in text_of(crashed)
+        assert text_of(crashed).endswith("crash_now: exiting on purpose")
         hung_pid = await whoami(router)
         assert hung_pid != before and not alive(before)
 
@@ -122,6 +124,36 @@ args = ["-c", "import sys; sys.exit(7)"]
     assert result.is_error is True
     assert "backend 'misbehaving_start' failed to start" in text_of(result)
     assert audit_rows(facade.db)[-1]["outcome"] == "backend_failed"
+
+
+async def test_a_backend_that_fails_at_start_says_why_in_its_own_words_without_secrets(facade):
+    secret = "s3cr3t-value-from-servers-toml"
+    script = ("import os, sys; nl = chr(10); sys.stderr.write('fatal: /w is not a valid Git repository' + nl"
+              " + 'key ghp_abcdefghijklmnopqrstuvwxyz0123456789 and ' + os.environ['SERVICE_TOKEN'] + nl);"
+              " sys.exit(7)")
+    facade.reconfigure(
+        extra=f"""
+[servers.not_a_repo]
+profile = "custom"
+command = "python"
+args = ["-c", "{script}"]
+env = {{ SERVICE_TOKEN = "{secret}" }}
+"""
+    )
+    conn = connect(facade.db)
+    conn.execute("INSERT INTO servers(name, profile) VALUES ('not_a_repo', 'custom')")
+    conn.execute("UPDATE tools SET server = 'not_a_repo' WHERE name = 'shout'")
+    conn.close()
+    async with facade.router() as router:
+        result = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "x"}})
+    message = text_of(result)
+    assert result.is_error is True
+    assert "failed to start" in message
+    assert "its stderr ended with: fatal: /w is not a valid Git repository | key [REDACTED] and [REDACTED]" in message
+    assert "ghp_" not in message and secret not in message
+    row = audit_rows(facade.db)[-1]
+    assert row["outcome"] == "backend_failed" and secret not in row["error"] and "ghp_" not in row["error"]
+    assert "not a valid Git repository" in row["error"]
 
 
 def test_router_killed_mid_call_reads_in_flight_until_its_deadline_then_interrupted(facade):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import apsw
 
-from router.breakglass.redact import Redactor
+from router.redact import Redactor
 from router.breakglass.settings import ContextSettings
 from router.db import query_dicts
 from router.errors import RouterError

@@ -9,6 +9,7 @@ exists and succeeds otherwise, so a test can flip a backend from broken to healt
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -57,6 +58,7 @@ def append_note(note: str) -> str:
 def crash_now() -> str:
     """Exit the process in the middle of the call."""
     _log_call("crash_now")
+    print("crash_now: exiting on purpose", file=sys.stderr, flush=True)
     os._exit(3)
 
 
