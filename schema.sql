@@ -50,9 +50,17 @@ CREATE TABLE IF NOT EXISTS tools (
     -- 1 unless annotations.readOnlyHint is true: a tool that does not say it is read-only
     -- is treated as mutating (fail-closed)
     mutating        INTEGER NOT NULL CHECK (mutating IN (0, 1)),
-    -- b3: hash of the RFC 8785 bytes of {name, description, inputSchema, annotations}:
-    -- what harvest compares to notice a changed definition
+    -- b3: hash of the RFC 8785 bytes of the tool as the backend lists it (name, title,
+    -- description, inputSchema, outputSchema, annotations, and any other MCP field the seed
+    -- keeps; not triggers or boost: router/models.py CatalogTool.mcp_definition), so a load
+    -- sees a changed definition even in a field that has no column of its own
     definition_hash TEXT NOT NULL,
+    -- the shape of the tool's structured result (MCP outputSchema) and its human title, when
+    -- the backend gives them. Last, because version 3 added them to existing files with
+    -- ALTER TABLE (router/db.py), which appends; rows from before it hold NULL until the next
+    -- catalog load fills them in.
+    output_schema   TEXT CHECK (output_schema IS NULL OR json_valid(output_schema)),
+    title           TEXT,
     UNIQUE (server, backend_name)
 ) STRICT;
 
@@ -288,10 +296,10 @@ CREATE INDEX IF NOT EXISTS cost_ledger_by_invocation ON cost_ledger(invocation_i
 
 DROP VIEW IF EXISTS v_tool_schema;
 -- mcp_inspect_schema: one tool's full definition, served from the catalog even while its
--- backend is down.
+-- backend is down. title and output_schema are NULL for a tool whose backend gives none.
 CREATE VIEW v_tool_schema AS
-SELECT t.name, s.profile, t.server, t.backend_name, t.description, t.input_schema,
-       t.annotations, t.mutating
+SELECT t.name, t.title, s.profile, t.server, t.backend_name, t.description, t.input_schema,
+       t.output_schema, t.annotations, t.mutating
 FROM tools t JOIN servers s ON s.name = t.server;
 
 DROP VIEW IF EXISTS v_catalog_per_profile;

@@ -15,15 +15,24 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
 
+# Version 3: tools.output_schema and tools.title, so mcp_inspect_schema shows a tool's result
+# shape and title. Existing rows hold NULL until the next catalog load: their columns then
+# differ from the seeds' rows, so that load rewrites exactly the tools that have either.
+ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE = """
+ALTER TABLE tools ADD COLUMN output_schema TEXT
+    CHECK (output_schema IS NULL OR json_valid(output_schema));
+ALTER TABLE tools ADD COLUMN title TEXT;
+"""
+
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
-# an existing table as it is): the statement bringing a file from version N-1 to N, keyed by
-# N. They run before schema.sql, whose views may already read what they add.
-UPGRADES: dict[int, str] = {2: ADD_AUDIT_DEADLINE}
+# an existing table as it is): the statements bringing a file from version N-1 to N, keyed
+# by N. They run before schema.sql, whose views may already read what they add.
+UPGRADES: dict[int, str] = {2: ADD_AUDIT_DEADLINE, 3: ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE}
 
 # apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
 # share one file, and the set-up pragmas themselves (WAL, optimize) need a lock, so a

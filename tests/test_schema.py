@@ -7,11 +7,15 @@ import apsw
 import pytest
 
 from router import db
+from router.catalog import load_catalog
 from router.errors import SchemaVersionError
-from router.paths import SCHEMA_FILE
+from router.inspect import inspect_tool
+from router.paths import SCHEMA_FILE, SEEDS_DIR
 
-# What the last version-1 router created; a real v1 file, not a hand-made approximation.
+# What the last version-1 and version-2 routers created; real old files, not hand-made
+# approximations.
 SCHEMA_V1 = Path(__file__).parent / "golden" / "schema_v1.sql"
+SCHEMA_V2 = Path(__file__).parent / "golden" / "schema_v2.sql"
 
 PROMISED_VIEWS = {
     "v_catalog_per_profile",
@@ -84,6 +88,22 @@ def test_system_sqlite3_shell_reads_every_view(db_path, view):
     assert result.stderr == ""
 
 
+OLD_AUDIT_ROWS = (
+    "INSERT INTO audit(started_at, finished_at, session_id, role, meta_tool, target,"
+    " args_hash, outcome, latency_ms, pid) VALUES"
+    " ('2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.010Z', 's', 'manager',"
+    "  'mcp_call_tool', 'whoami', 'b3:00', 'ok', 10.0, 1),"
+    " ('2026-01-02T03:05:00.000Z', NULL, 's', 'manager',"
+    "  'mcp_call_tool', 'hang_forever', 'b3:00', 'started', NULL, 2)"
+)
+
+# The tools columns of versions 1 and 2 (version 3 appended output_schema and title).
+V2_TOOL_COLUMNS = (
+    "name, backend_name, server, description, summary, input_schema, annotations,"
+    " name_words, arg_text, triggers, boost, mutating, definition_hash"
+)
+
+
 def make_v1_file(path) -> None:
     """A file as a version-1 router left it, with one finished call and one whose process
     died mid-call."""
@@ -91,26 +111,56 @@ def make_v1_file(path) -> None:
     with conn:
         conn.execute(SCHEMA_V1.read_text(encoding="utf-8"))
         conn.execute("PRAGMA user_version = 1")
-        conn.execute(
-            "INSERT INTO audit(started_at, finished_at, session_id, role, meta_tool, target,"
-            " args_hash, outcome, latency_ms, pid) VALUES"
-            " ('2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.010Z', 's', 'manager',"
-            "  'mcp_call_tool', 'whoami', 'b3:00', 'ok', 10.0, 1),"
-            " ('2026-01-02T03:05:00.000Z', NULL, 's', 'manager',"
-            "  'mcp_call_tool', 'hang_forever', 'b3:00', 'started', NULL, 2)"
-        )
+        conn.execute(OLD_AUDIT_ROWS)
     conn.close()
 
 
+def make_v2_file(path, *, catalog_of=None) -> None:
+    """A file as a version-2 router left it: the two audit rows and, given `catalog_of` (a
+    file this router loaded), the same catalog without the version-3 columns. That is what a
+    version-2 load of the same seeds wrote: every other column, definition_hash included,
+    comes from code version 3 did not change."""
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(SCHEMA_V2.read_text(encoding="utf-8"))
+        conn.execute("PRAGMA user_version = 2")
+        conn.execute(OLD_AUDIT_ROWS)
+    if catalog_of is not None:
+        conn.execute("ATTACH DATABASE ? AS current", (str(catalog_of),))
+        with conn:
+            conn.execute("INSERT INTO profiles SELECT * FROM current.profiles")
+            conn.execute("INSERT INTO servers SELECT * FROM current.servers")
+            conn.execute(
+                f"INSERT INTO tools(id, {V2_TOOL_COLUMNS})"
+                f" SELECT id, {V2_TOOL_COLUMNS} FROM current.tools ORDER BY id"
+            )
+            conn.execute("INSERT INTO catalog_loads SELECT * FROM current.catalog_loads")
+        conn.execute("DETACH DATABASE current")
+    conn.close()
+
+
+def seeded_file(path):
+    """A current file with the project's seeds loaded."""
+    conn = db.connect(path)
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    conn.close()
+    return path
+
+
+def columns(conn, table) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
 def audit_columns(conn) -> list[str]:
-    return [row[1] for row in conn.execute("PRAGMA table_info(audit)")]
+    return columns(conn, "audit")
 
 
-def test_version_1_file_gains_the_audit_deadline_and_keeps_its_rows(db_path):
+def test_version_1_file_goes_through_2_and_3_and_keeps_its_rows(db_path):
     make_v1_file(db_path)
     conn = db.connect(db_path)
-    assert db.schema_version(conn) == 2
+    assert db.schema_version(conn) == db.SCHEMA_VERSION == 3
     assert "deadline_at" in audit_columns(conn)
+    assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
     assert conn.execute(
         "SELECT target, outcome, deadline_at FROM audit ORDER BY id"
     ).fetchall() == [("whoami", "ok", None), ("hang_forever", "started", None)]
@@ -121,46 +171,78 @@ def test_version_1_file_gains_the_audit_deadline_and_keeps_its_rows(db_path):
     conn.close()
 
 
-def test_upgraded_file_has_the_same_tables_and_views_as_a_new_one(db_path, tmp_path):
-    make_v1_file(db_path)
+def test_version_2_file_gains_output_schema_and_title_and_keeps_its_rows(db_path, tmp_path):
+    make_v2_file(db_path, catalog_of=seeded_file(tmp_path / "seeded.db"))
+    plain = apsw.Connection(str(db_path))
+    tools_before = plain.execute(f"SELECT id, {V2_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall()
+    audit_before = plain.execute("SELECT * FROM audit ORDER BY id").fetchall()
+    plain.close()
+    assert len(tools_before) > 100
+
+    conn = db.connect(db_path)
+    assert db.schema_version(conn) == 3
+    assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
+    assert conn.execute(f"SELECT id, {V2_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall() == tools_before
+    assert conn.execute(
+        "SELECT count(*) FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL"
+    ).fetchone() == (0,)
+    assert conn.execute("SELECT * FROM audit ORDER BY id").fetchall() == audit_before
+    # the column added to an existing table keeps its check
+    with pytest.raises(apsw.ConstraintError):
+        conn.execute("UPDATE tools SET output_schema = 'not json' WHERE id = 1")
+    # inspect works on the upgraded rows, and has nothing to say about the new fields yet
+    shown = inspect_tool(conn, "read_graph")
+    assert "outputSchema" not in shown and "title" not in shown
+    conn.close()
+
+
+def _shape(conn):
+    tables = [name for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " ORDER BY name")]
+    views = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name")
+    return (
+        {name: conn.execute(f"PRAGMA table_info({name})").fetchall() for name in tables},
+        views.fetchall(),
+    )
+
+
+@pytest.mark.parametrize("make_old_file", [make_v1_file, make_v2_file])
+def test_upgraded_file_has_the_same_tables_and_views_as_a_new_one(db_path, tmp_path, make_old_file):
+    make_old_file(db_path)
     upgraded, fresh = db.connect(db_path), db.connect(tmp_path / "fresh.db")
-
-    def shape(conn):
-        tables = [name for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            " ORDER BY name")]
-        views = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name")
-        return (
-            {name: conn.execute(f"PRAGMA table_info({name})").fetchall() for name in tables},
-            views.fetchall(),
-        )
-
-    assert shape(upgraded) == shape(fresh)
+    assert _shape(upgraded) == _shape(fresh)
 
 
-def test_failed_upgrade_leaves_a_version_1_file_as_it_was(db_path, monkeypatch, tmp_path):
-    """The upgrade step runs, then the schema script fails: the step is rolled back too."""
-    make_v1_file(db_path)
+@pytest.mark.parametrize("make_old_file, version", [(make_v1_file, 1), (make_v2_file, 2)])
+def test_failed_upgrade_leaves_an_old_file_as_it_was(db_path, monkeypatch, tmp_path, make_old_file, version):
+    """The upgrade steps run, then the schema script fails: the steps are rolled back too."""
+    make_old_file(db_path)
+    plain = apsw.Connection(str(db_path))
+    before = {table: columns(plain, table) for table in ("audit", "tools")}
+    plain.close()
     broken = tmp_path / "broken.sql"
     broken.write_text("THIS IS NOT SQL;\n")
     monkeypatch.setattr(db, "SCHEMA_FILE", broken)
     with pytest.raises(apsw.SQLError):
         db.connect(db_path)
     plain = apsw.Connection(str(db_path))
-    assert plain.execute("PRAGMA user_version").fetchone()[0] == 1
-    assert "deadline_at" not in audit_columns(plain)
+    assert plain.execute("PRAGMA user_version").fetchone()[0] == version
+    assert {table: columns(plain, table) for table in ("audit", "tools")} == before
+    assert "title" not in before["tools"]
     assert plain.execute("SELECT count(*) FROM audit").fetchone()[0] == 2
 
 
 def test_a_file_another_process_upgrades_meanwhile_is_not_upgraded_twice(db_path):
     """Two routers open one old file at once: both read version 1, one takes the write lock
-    and upgrades. The other, once it holds the lock, must find version 2 and not add the
-    column again. Its busy handler runs exactly while it waits for that lock."""
+    and upgrades. The other, once it holds the lock, must find the current version and not
+    add the columns again. Its busy handler runs exactly while it waits for that lock."""
     make_v1_file(db_path)
     waiting = db.connect(db_path, apply_schema=False)
     other = apsw.Connection(str(db_path))
     other.execute("BEGIN IMMEDIATE")
-    other.execute(db.ADD_AUDIT_DEADLINE)
+    for version in range(2, db.SCHEMA_VERSION + 1):
+        other.execute(db.UPGRADES[version])
     other.execute(SCHEMA_FILE.read_text(encoding="utf-8"))
     other.execute(f"PRAGMA user_version = {db.SCHEMA_VERSION}")
     waits = []
@@ -176,5 +258,6 @@ def test_a_file_another_process_upgrades_meanwhile_is_not_upgraded_twice(db_path
     assert waits, "the upgrade did not wait for the write lock"
     assert db.schema_version(waiting) == db.SCHEMA_VERSION
     assert audit_columns(waiting).count("deadline_at") == 1
+    assert columns(waiting, "tools").count("output_schema") == 1
     waiting.close()
     other.close()
