@@ -54,6 +54,9 @@ class ToolRow:
     boost: str
     mutating: int
     definition_hash: str
+    # None when the backend gives none; stored as NULL, and inspect then leaves the key out
+    output_schema: str | None
+    title: str | None
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,12 @@ def tool_row(tool: CatalogTool, *, server: str, catalog_name: str) -> ToolRow:
         boost="\n".join(tool.boost),
         mutating=0 if tool.read_only else 1,
         definition_hash=content_hash(definition),
+        output_schema=(
+            None
+            if tool.outputSchema is None
+            else json.dumps(tool.outputSchema, ensure_ascii=False, sort_keys=True)
+        ),
+        title=tool.title,
     )
 
 
@@ -254,22 +263,25 @@ WHERE (profile, source, origin_file) IS NOT (excluded.profile, excluded.source, 
 
 SELECT_TOOL_ROWS = """
 SELECT name, backend_name, server, description, summary, input_schema, annotations,
-       name_words, arg_text, triggers, boost, mutating, definition_hash
+       name_words, arg_text, triggers, boost, mutating, definition_hash, output_schema, title
 FROM tools
 """
 
 INSERT_TOOL = """
 INSERT INTO tools(name, backend_name, server, description, summary, input_schema, annotations,
-                  name_words, arg_text, triggers, boost, mutating, definition_hash)
+                  name_words, arg_text, triggers, boost, mutating, definition_hash,
+                  output_schema, title)
 VALUES (:name, :backend_name, :server, :description, :summary, :input_schema, :annotations,
-        :name_words, :arg_text, :triggers, :boost, :mutating, :definition_hash)
+        :name_words, :arg_text, :triggers, :boost, :mutating, :definition_hash,
+        :output_schema, :title)
 """
 
 UPDATE_TOOL = """
 UPDATE tools SET backend_name = :backend_name, server = :server, description = :description,
     summary = :summary, input_schema = :input_schema, annotations = :annotations,
     name_words = :name_words, arg_text = :arg_text, triggers = :triggers, boost = :boost,
-    mutating = :mutating, definition_hash = :definition_hash
+    mutating = :mutating, definition_hash = :definition_hash,
+    output_schema = :output_schema, title = :title
 WHERE name = :name
 """
 

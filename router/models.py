@@ -49,9 +49,13 @@ class CatalogTool(BaseModel):
     triggers: list[str] = Field(default_factory=list)
     boost: list[str] = Field(default_factory=list)
 
-    @field_validator("inputSchema")
+    # MCP requires both to be JSON Schemas of an object: the arguments, and the
+    # structuredContent a call returns. A broken one is refused at load, not met by a model.
+    @field_validator("inputSchema", "outputSchema")
     @classmethod
-    def _input_schema_is_object_json_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+    def _schema_is_object_json_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is None:
+            return None
         if schema.get("type") != "object":
             raise ValueError('must be a JSON Schema with "type": "object"')
         try:

@@ -8,6 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from router.catalog import load_catalog, read_seed_dir
+from router.db import query_dicts
 from router.errors import SeedError
 from router.paths import SEEDS_DIR
 from router.search import search
@@ -67,6 +68,19 @@ def test_reloading_the_same_seeds_changes_nothing(conn):
             lambda seed: seed["tools"][0]["inputSchema"].update(properties={"x": {"type": 5}}),
             r"field inputSchema: not a valid JSON Schema at properties/x/type",
         ),
+        (
+            lambda seed: seed["tools"][0]["outputSchema"].update(type="array"),
+            r"tool 'get_current_time' \(tools\[0\]\): field outputSchema: must be a JSON Schema",
+        ),
+        (
+            lambda seed: seed["tools"][1]["outputSchema"]["properties"].update(x={"type": 5}),
+            r"tool 'convert_time' \(tools\[1\]\): field outputSchema: not a valid JSON Schema "
+            r"at properties/x/type",
+        ),
+        (
+            lambda seed: seed["tools"][1].update(outputSchema="an object, really"),
+            r"tool 'convert_time' \(tools\[1\]\): field outputSchema: Input should be a valid dictionary",
+        ),
         (lambda seed: seed["tools"][0].update(trigers=["typo"]), r"field trigers: unknown field"),
         (lambda seed: seed.update(profile="Not A Profile"), r"field profile"),
         (lambda seed: seed["tools"][0].update(name="bad name!"), r"field name"),
@@ -85,6 +99,72 @@ def test_broken_seed_names_file_tool_field_and_keeps_old_catalog(conn, seed_copy
     with pytest.raises(SeedError, match=expected) as error:
         load_catalog(conn, seed_dir=seed_copy, user_files=[])
     assert "time.json" in str(error.value)
+    assert catalog_snapshot(conn) == before
+
+
+def tool_rows(conn):
+    """Every stored column of every tool, by name."""
+    return {row["name"]: row for row in query_dicts(conn, "SELECT * FROM tools")}
+
+
+@pytest.mark.parametrize(
+    "change, column",
+    [
+        (lambda tool: tool["outputSchema"]["properties"]["entities"].update(description="All of them"),
+         "output_schema"),
+        (lambda tool: tool.update(title="Read The Whole Graph"), "title"),
+    ],
+)
+def test_reload_after_changing_only_output_schema_or_title_rewrites_that_tool(conn, seed_copy, change, column):
+    load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    before = tool_rows(conn)
+    victim = seed_copy / "memory.json"
+    seed = json.loads(victim.read_text())
+    change(next(tool for tool in seed["tools"] if tool["name"] == "read_graph"))
+    victim.write_text(json.dumps(seed))
+
+    summary = load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    assert (summary.added, summary.changed, summary.removed) == (0, 1, 0)
+    after = tool_rows(conn)
+    assert {name for name in after if after[name] != before[name]} == {"read_graph"}
+    changed = {key for key in after["read_graph"] if after["read_graph"][key] != before["read_graph"][key]}
+    # the definition's identity moves with it, so harvest and people see the change too
+    assert changed == {column, "definition_hash"}
+
+    # and a load with nothing changed still writes nothing
+    unchanged = catalog_snapshot(conn)
+    again = load_catalog(conn, seed_dir=seed_copy, user_files=[])
+    assert (again.added, again.changed, again.removed) == (0, 0, 0)
+    assert catalog_snapshot(conn) == unchanged
+
+
+def test_output_schema_and_title_are_stored_as_the_seeds_give_them(conn):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    stored = tool_rows(conn)
+    for seed, _ in read_seed_dir(SEEDS_DIR):
+        for tool in seed.tools:
+            row = stored[seed.toolPrefix + tool.name]
+            output_schema = None if row["output_schema"] is None else json.loads(row["output_schema"])
+            assert (output_schema, row["title"]) == (tool.outputSchema, tool.title), tool.name
+    # both kinds are in the seeds: some tools give neither, some give only an outputSchema
+    assert stored["read_graph"]["title"] == "Read Graph"
+    assert stored["get_current_time"]["output_schema"] is not None and stored["get_current_time"]["title"] is None
+    assert stored["adb_install_apk"]["output_schema"] is None
+
+
+def test_user_catalog_line_with_a_broken_output_schema_is_refused(conn, tmp_path):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    before = catalog_snapshot(conn)
+    path = write_jsonl(
+        tmp_path / "mine.jsonl",
+        [user_tool("fine_tool", "Fine"),
+         user_tool("shaped_tool", "Has a result shape", outputSchema={"type": "object", "required": "x"})],
+    )
+    with pytest.raises(
+        SeedError,
+        match=r"mine.jsonl: line 2: tool 'shaped_tool': field outputSchema: not a valid JSON Schema at required",
+    ):
+        load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[path])
     assert catalog_snapshot(conn) == before
 
 

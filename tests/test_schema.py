@@ -196,6 +196,36 @@ def test_version_2_file_gains_output_schema_and_title_and_keeps_its_rows(db_path
     conn.close()
 
 
+def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, tmp_path):
+    """The upgraded rows hold NULL; the next `make catalog` rewrites exactly the tools whose
+    seeds give an outputSchema or a title, and the load after it writes nothing."""
+    seeded = seeded_file(tmp_path / "seeded.db")
+    make_v2_file(db_path, catalog_of=seeded)
+    conn = db.connect(db_path)
+    with_either = {
+        name for (name,) in apsw.Connection(str(seeded)).execute(
+            "SELECT name FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL")
+    }
+    assert {"read_graph", "get_current_time", "read_text_file"} <= with_either
+    hashes = dict(conn.execute("SELECT name, definition_hash FROM tools"))
+
+    summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert (summary.added, summary.changed, summary.removed) == (0, len(with_either), 0)
+    # the hash already covered outputSchema and title: the rows changed, not the identities
+    assert dict(conn.execute("SELECT name, definition_hash FROM tools")) == hashes
+    assert conn.execute(
+        "SELECT title, json_extract(output_schema, '$.type') FROM tools WHERE name = 'read_graph'"
+    ).fetchone() == ("Read Graph", "object")
+    assert conn.execute("SELECT tools, changed FROM catalog_loads ORDER BY id DESC LIMIT 1").fetchone() == (
+        len(hashes), len(with_either))
+
+    loads = conn.execute("SELECT count(*) FROM catalog_loads").fetchone()
+    again = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert (again.added, again.changed, again.removed) == (0, 0, 0)
+    assert conn.execute("SELECT count(*) FROM catalog_loads").fetchone() == loads
+    conn.close()
+
+
 def _shape(conn):
     tables = [name for (name,) in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
