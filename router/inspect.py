@@ -12,18 +12,25 @@ INSPECT_SQL = "SELECT * FROM v_tool_schema WHERE name = :name"
 
 
 def inspect_tool(conn: apsw.Connection, tool_name: str) -> dict[str, Any]:
+    """The tool's definition; title and outputSchema only when the backend gives them (the
+    answer lands in a model's context, where an empty key is tokens spent on nothing)."""
     rows = query_dicts(conn, INSPECT_SQL, {"name": tool_name})
     if not rows:
         raise UnknownToolError(
             f"no tool named {tool_name!r} in the catalog; use mcp_search_tools to find one"
         )
     row = rows[0]
-    return {
-        "name": row["name"],
+    definition: dict[str, Any] = {"name": row["name"]}
+    if row["title"] is not None:
+        definition["title"] = row["title"]
+    definition |= {
         "profile": row["profile"],
         "server": row["server"],
         "description": row["description"],
         "inputSchema": json.loads(row["input_schema"]),
-        "annotations": json.loads(row["annotations"]),
-        "mutating": bool(row["mutating"]),
     }
+    if row["output_schema"] is not None:
+        definition["outputSchema"] = json.loads(row["output_schema"])
+    definition["annotations"] = json.loads(row["annotations"])
+    definition["mutating"] = bool(row["mutating"])
+    return definition
