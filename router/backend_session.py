@@ -1,28 +1,38 @@
-"""The router's client side of a stdio backend: the few JSON-RPC exchanges a forwarder needs.
+"""The router's client side of a stdio backend: its process, and the few JSON-RPC exchanges a
+forwarder needs, read and written straight on the process's pipes.
 
-The SDK starts, frames and stops the backend process (`mcp.client.stdio.stdio_client`: its
-own process group, the spec's stdin-close / SIGTERM / SIGKILL shutdown, typed messages);
-this module speaks over those streams. It replaces the SDK's general client session on the
-hot path because that session's dispatcher (per-request streams, tracing spans, result
-adapters, several task hops) costs about 0.3 ms on every forwarded call, a third of the
-router's whole overhead budget (bench/facade_bench.py measures both).
+The SDK's client (session, dispatcher and stdio transport) hands every message through
+memory streams between several tasks, with a pydantic pass per line each way: about 0.5 ms
+per forwarded call, half the router's whole overhead budget (bench/facade_bench.py). This
+session writes a request line, and the one task reading the backend's stdout resolves the
+caller's future; results are still validated into the SDK's own types, and errors surface as
+the SDK's MCPError, so callers treat it and the SDK's Client (used for HTTP backends) alike.
 
 What a forwarder needs, and no more: the initialize handshake (2025-11-25, the version every
 server speaks), `tools/call` with any number in flight (matched by id), cancellation of an
 abandoned call (notifications/cancelled), answers to the requests a server may send back
 (`ping`; everything else is refused, since the router declares no client capabilities), and
-notifications, which are logged and dropped. Results are validated into the SDK's own
-types. Errors surface as the SDK's MCPError, so callers treat both clients alike.
+notifications, which are logged and dropped.
+
+The process is started as the SDK starts one (its own session, so its whole group can be
+signalled; the SDK's safe default environment plus the configured one) and stopped as the
+spec says: stdin closed, then SIGTERM to its group, then SIGKILL.
 """
 
+import asyncio
+import json
 import logging
-from collections.abc import Awaitable
-from typing import Any
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import IO, Any
 
 import anyio
 import mcp_types as types
+from mcp import StdioServerParameters
+from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
@@ -31,30 +41,29 @@ from router import __version__
 logger = logging.getLogger(__name__)
 
 CLIENT_INFO = {"name": "context-router", "version": __version__}
-# How long a courtesy notifications/cancelled may take before it is given up.
-CANCEL_NOTICE_TIMEOUT_S = 1.0
+# One JSON-RPC message per line; a backend may return a whole file in one result.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+# Stopping a backend (the spec's shutdown): time to exit after stdin closes, after SIGTERM,
+# and for the kernel to reap it after SIGKILL.
+EXIT_AFTER_STDIN_CLOSE_S = 2.0
+EXIT_AFTER_SIGTERM_S = 2.0
+REAP_AFTER_SIGKILL_S = 2.0
 
 
-class _Waiter:
-    """One request in flight: set once, by the response or by the connection closing."""
-
-    __slots__ = ("done", "response")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.response: types.JSONRPCResponse | types.JSONRPCError | None = None
+def _closed() -> MCPError:
+    return MCPError(code=CONNECTION_CLOSED, message="Connection closed")
 
 
 class StdioBackendSession:
     """Requests out, responses matched back by id. `serve()` must run in a task while the
     session is used; it ends when the backend closes its stdout."""
 
-    def __init__(self, read_stream: Any, write_stream: Any, backend: str) -> None:
-        self._read = read_stream
-        self._write = write_stream
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, backend: str) -> None:
+        self._reader = reader
+        self._writer = writer
         self._backend = backend
         self._next_id = 0
-        self._in_flight: dict[int, _Waiter] = {}
+        self._in_flight: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._closed = False
 
     # --- outbound ---------------------------------------------------------------------
@@ -73,7 +82,7 @@ class StdioBackendSession:
                 message=f"backend answered with protocol version {result.protocol_version!r}, "
                 f"which this router does not speak ({', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})",
             )
-        await self._send(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
+        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -82,104 +91,160 @@ class StdioBackendSession:
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if self._closed:
-            raise MCPError(code=CONNECTION_CLOSED, message="Connection closed")
+            raise _closed()
         self._next_id += 1
         request_id = self._next_id
-        waiter = self._in_flight[request_id] = _Waiter()
+        answer = self._in_flight[request_id] = asyncio.get_running_loop().create_future()
         try:
-            await self._send(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params))
-            await waiter.done.wait()
+            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            return await answer
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its timeout, or its own caller cancelled): tell the backend.
-            self._in_flight.pop(request_id, None)
-            with anyio.move_on_after(CANCEL_NOTICE_TIMEOUT_S, shield=True):
-                await self._notify_cancelled(request_id)
+            self._notify_cancelled(request_id)
             raise
         finally:
             self._in_flight.pop(request_id, None)
-        response = waiter.response
-        if isinstance(response, types.JSONRPCError):
-            raise MCPError(code=response.error.code, message=response.error.message, data=response.error.data)
-        if response is None:
-            raise MCPError(code=CONNECTION_CLOSED, message="Connection closed")
-        return response.result
 
-    async def _notify_cancelled(self, request_id: int) -> None:
-        if self._closed:
+    def _notify_cancelled(self, request_id: int) -> None:
+        if self._closed or self._writer.is_closing():
             return
-        try:
-            await self._send(
-                types.JSONRPCNotification(
-                    jsonrpc="2.0",
-                    method="notifications/cancelled",
-                    params={"requestId": request_id, "reason": "the router's caller gave up"},
-                )
-            )
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
+        with suppress(OSError, RuntimeError):
+            self._writer.write(_line({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": "the router's caller gave up"},
+            }))
 
-    async def _send(self, message: Any) -> None:
+    async def _send(self, message: dict[str, Any]) -> None:
         try:
-            await self._write.send(SessionMessage(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise MCPError(code=CONNECTION_CLOSED, message="Connection closed") from None
+            self._writer.write(_line(message))
+            await self._writer.drain()  # returns at once unless the pipe is full
+        except (OSError, RuntimeError):  # broken pipe, or a transport already closed
+            raise _closed() from None
 
     # --- inbound ----------------------------------------------------------------------
 
     async def serve(self) -> None:
         """Route everything the backend writes until it closes its stdout."""
         try:
-            async for item in self._read:
-                if isinstance(item, Exception):
-                    # a line that is not JSON-RPC (a stray print): the SDK parsed and refused it
-                    logger.warning("backend %s wrote a line that is not JSON-RPC: %s", self._backend, item)
+            while True:
+                try:
+                    line = await self._reader.readline()
+                except ValueError:  # longer than MAX_LINE_BYTES: dropped, the call times out
+                    logger.warning("backend %s wrote a line over %d bytes; dropped", self._backend, MAX_LINE_BYTES)
                     continue
-                await self._dispatch(item.message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                if not line:
+                    break
+                await self._dispatch(line)
+        except OSError:
             pass
         finally:
             self._closed = True
-            for waiter in self._in_flight.values():
-                waiter.done.set()  # response None: the connection closed under the call
+            for answer in self._in_flight.values():
+                if not answer.done():
+                    answer.set_exception(_closed())
 
-    async def _dispatch(self, message: Any) -> None:
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            waiter = self._in_flight.get(_as_int(message.id))
-            if waiter is None:
-                logger.debug("backend %s answered unknown request id %r", self._backend, message.id)
-                return
-            waiter.response = message
-            waiter.done.set()
-        elif isinstance(message, types.JSONRPCRequest):
-            await self._answer(message)
-        else:  # notifications: log lines, progress, list_changed: nothing to forward to
-            logger.debug("backend %s notified %s", self._backend, message.method)
-
-    async def _answer(self, request: types.JSONRPCRequest) -> None:
-        reply: Awaitable[None]
-        if request.method == "ping":
-            reply = self._send(types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result={}))
-        else:
-            reply = self._send(
-                types.JSONRPCError(
-                    jsonrpc="2.0",
-                    id=request.id,
-                    error=types.ErrorData(
-                        code=METHOD_NOT_FOUND,
-                        message=f"context-router does not offer {request.method!r} to its backends",
-                    ),
-                )
-            )
+    async def _dispatch(self, line: bytes) -> None:
         try:
-            await reply
-        except MCPError:
-            pass  # the connection is closing; serve() ends with it
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            if line.strip():  # a stray print on the backend's stdout
+                logger.warning("backend %s wrote a line that is not JSON-RPC: %.200r", self._backend, line)
+            return
+        if "method" not in message:  # a response
+            answer = self._in_flight.get(_as_int(message.get("id")))
+            if answer is None or answer.done():
+                logger.debug("backend %s answered unknown request id %r", self._backend, message.get("id"))
+            elif isinstance(message.get("error"), dict):
+                error = message["error"]
+                answer.set_exception(MCPError(
+                    code=error.get("code", types.INTERNAL_ERROR),
+                    message=str(error.get("message", "")),
+                    data=error.get("data"),
+                ))
+            elif isinstance(message.get("result"), dict):
+                answer.set_result(message["result"])
+            else:
+                answer.set_exception(MCPError(code=types.INVALID_REQUEST, message="response without a result"))
+        elif "id" in message:
+            await self._answer(message["id"], message["method"])
+        else:  # notifications: log lines, progress, list_changed: nothing to forward to
+            logger.debug("backend %s notified %s", self._backend, message["method"])
+
+    async def _answer(self, request_id: Any, method: str) -> None:
+        if method == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        else:
+            reply = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": METHOD_NOT_FOUND,
+                          "message": f"context-router does not offer {method!r} to its backends"},
+            }
+        with suppress(MCPError):  # the connection is closing; serve() ends with it
+            await self._send(reply)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def _as_int(request_id: Any) -> int | None:
     """Our ids are ints; a backend that echoes one as a string ("7") still matches."""
-    if isinstance(request_id, int):
+    if isinstance(request_id, int) and not isinstance(request_id, bool):
         return request_id
     if isinstance(request_id, str) and request_id.isdigit():
         return int(request_id)
     return None
+
+
+# --- the process --------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def backend_process(params: StdioServerParameters, stderr: IO[bytes]) -> AsyncIterator[asyncio.subprocess.Process]:
+    """The backend's process for as long as the context lasts, then stopped (shielded)."""
+    process = await asyncio.create_subprocess_exec(
+        params.command,
+        *params.args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        env=get_default_environment() | (params.env or {}),
+        cwd=params.cwd,
+        start_new_session=True,  # its own group: a SIGTERM reaches its children too
+        limit=MAX_LINE_BYTES,
+    )
+    try:
+        yield process
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stop_process(process)
+
+
+async def stop_process(process: asyncio.subprocess.Process) -> None:
+    if process.stdin is not None:
+        with suppress(OSError, RuntimeError):
+            process.stdin.close()
+    if await _exited_within(process, EXIT_AFTER_STDIN_CLOSE_S):
+        return
+    _signal_group(process, signal.SIGTERM)
+    if await _exited_within(process, EXIT_AFTER_SIGTERM_S):
+        return
+    _signal_group(process, signal.SIGKILL)
+    if not await _exited_within(process, REAP_AFTER_SIGKILL_S):
+        logger.warning("backend process %d is still alive after SIGKILL; abandoning it", process.pid)
+
+
+async def _exited_within(process: asyncio.subprocess.Process, seconds: float) -> bool:
+    with anyio.move_on_after(seconds):
+        await process.wait()
+        return True
+    return False
+
+
+def _signal_group(process: asyncio.subprocess.Process, signum: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)

@@ -2,13 +2,14 @@
 
 A backend is started on first need ("wake"), kept for reuse, stopped after its idle time,
 and stopped with the router. Each running backend is owned by one supervisor task, because
-the SDK's transport (and the process it spawned) must be entered and left in the same task;
-calls from any request borrow its session: router/backend_session.py over the SDK's stdio
-transport for a command, the SDK's Client for a URL. A crash, a hang past the timeout, a backend that
-cannot start and a missing program all raise BackendError, which the caller counts as a
-failure for the circuit breaker.
+its process (or the SDK's HTTP client) must be entered and left in the same task; calls from
+any request borrow its session: router/backend_session.py (the process and a lean JSON-RPC
+session on its pipes) for a command, the SDK's Client for a URL. A crash, a hang past the
+timeout, a backend that cannot start and a missing program all raise BackendError, which
+the caller counts as a failure for the circuit breaker.
 """
 
+import asyncio
 import logging
 import os
 import shutil
@@ -24,12 +25,11 @@ import anyio
 import anyio.abc
 import mcp_types as types
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from router import audit
-from router.backend_session import StdioBackendSession
+from router.backend_session import StdioBackendSession, backend_process
 from router.backend_stderr import BackendStderr
 from router.errors import RouterError
 from router.paths import PROJECT_ROOT
@@ -247,19 +247,20 @@ class Backend:
             return
         stderr = self._stderr = BackendStderr(self.name, self._configured_env())
         try:
-            async with stdio_client(target, errlog=stderr.child_end()) as (read_stream, write_stream):
+            async with backend_process(target, stderr.child_end()) as process:
                 stderr.close_child_end()
-                async with self._stdio_session(read_stream, write_stream, stop) as session:
+                async with self._stdio_session(process, stop) as session:
                     yield session
         finally:
             stderr.close_child_end()
 
     @asynccontextmanager
     async def _stdio_session(
-        self, read_stream: Any, write_stream: Any, stop: anyio.Event
+        self, process: asyncio.subprocess.Process, stop: anyio.Event
     ) -> AsyncIterator[StdioBackendSession]:
+        assert process.stdout is not None and process.stdin is not None
         async with anyio.create_task_group() as tg:
-            session = StdioBackendSession(read_stream, write_stream, self.name)
+            session = StdioBackendSession(process.stdout, process.stdin, self.name)
 
             async def serve_until_closed() -> None:
                 await session.serve()
