@@ -7,6 +7,7 @@ reads, its `outcome` what the audit row says); the server turns it into an MCP t
 
 import json
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,10 +35,12 @@ from router.metatools import (
     SearchToolsArgs,
 )
 from router.roles import Role, may_call
-from router.search import search
+from router.search import CATALOG_VERSION_SQL, search
 
 # Validation errors listed back to the model; more is noise.
 MAX_ARGUMENT_ERRORS = 5
+# Call targets kept per connection before the cache starts over (a model calls a few tools).
+MAX_CACHED_TARGETS = 1024
 
 
 class ToolCallError(RouterError):
@@ -210,14 +213,40 @@ def _check_arguments(tool: str, input_schema_json: str, arguments: dict[str, Any
     )
 
 
+class _CallTargets:
+    """v_callable rows by tool name, per connection, kept until the catalog changes: a tool's
+    row is read once, not on every call to it (the breaker is read fresh by _admit)."""
+
+    def __init__(self) -> None:
+        self._version: int | None = None
+        self._rows: dict[str, dict[str, Any] | None] = {}
+
+    def get(self, conn: apsw.Connection, name: str) -> dict[str, Any] | None:
+        version = conn.execute(CATALOG_VERSION_SQL).fetchone()[0]
+        if version != self._version:
+            self._version, self._rows = version, {}
+        if name not in self._rows:
+            rows = query_dicts(conn, CALL_TARGET, {"name": name})
+            if len(self._rows) >= MAX_CACHED_TARGETS:
+                self._rows.clear()
+            self._rows[name] = rows[0] if rows else None
+        return self._rows[name]
+
+
+_targets_by_connection: "weakref.WeakKeyDictionary[apsw.Connection, _CallTargets]" = weakref.WeakKeyDictionary()
+
+
 def _lookup(ctx: FacadeContext, name: str) -> dict[str, Any]:
-    rows = query_dicts(ctx.conn, CALL_TARGET, {"name": name})
-    if not rows:
+    targets = _targets_by_connection.get(ctx.conn)
+    if targets is None:
+        targets = _targets_by_connection[ctx.conn] = _CallTargets()
+    row = targets.get(ctx.conn, name)
+    if row is None:
         raise ToolCallError(
             f"no tool named {name!r} in the catalog; use {SEARCH_TOOLS} to find one",
             audit.UNKNOWN_TOOL,
         )
-    return rows[0]
+    return row
 
 
 def _check_role(ctx: FacadeContext, name: str, mutating: bool) -> None:

@@ -243,3 +243,18 @@ async def test_concurrent_calls_share_one_backend_and_each_gets_its_own_answer(f
     # the first call woke the backend; the eleven that raced it waited for that start
     assert len(starts.read_text(encoding="utf-8").split()) == 1
     assert [r["outcome"] for r in audit_rows(facade.db)] == ["ok"] * 12
+
+
+async def test_a_catalog_change_made_while_the_router_runs_is_seen_by_the_next_call(facade):
+    async with facade.router(extra_args=("--role", "director")) as router:
+        assert text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}})) == "A"
+        conn = connect(facade.db)  # another process reloading the catalog, in effect
+        conn.execute("UPDATE tools SET mutating = 1 WHERE name = 'shout'")
+        conn.close()
+        denied = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}})
+        assert denied.is_error is True and "may not call 'shout'" in text_of(denied)
+        conn = connect(facade.db)
+        conn.execute("DELETE FROM tools WHERE name = 'shout'")
+        conn.close()
+        gone = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}})
+    assert gone.is_error is True and "no tool named 'shout'" in text_of(gone)
