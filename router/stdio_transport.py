@@ -1,10 +1,11 @@
 """stdin/stdout for the MCP server, read and written on the event loop.
 
 The SDK's stdio transport reads each line and writes each reply through a worker thread
-(three thread hops per request), which costs about half a millisecond per round trip; the
-router's whole search costs less than that. This module gives the SDK's own transport
-(`mcp.server.stdio.stdio_server`, which still parses and frames every message) line streams
-that asyncio reads and writes directly on the process's pipes.
+and relays them to the server through memory streams and two tasks, which costs about half
+a millisecond per round trip; the router's whole search costs less than that. Here the
+server's own reading task reads the pipe and parses the line (with the SDK's message types),
+and its sending task serializes and writes the reply: 0.2 ms per round trip
+(bench/facade_bench.py measures both).
 
 A client may close stdin right after its last request (`cat requests.jsonl | serve`): the
 end of input is held back until every request read so far has been answered (or cancelled
@@ -14,8 +15,8 @@ router bounds every call by its backend's timeouts, so the wait is bounded too.
 Like the SDK, it keeps the wire private while serving: fd 0 reads the null device and fd 1
 points at stderr, so a stray print or a child process cannot write into the JSON-RPC
 stream. Both are restored, with their original blocking mode, on exit. When stdin or stdout
-is not something asyncio can watch (a regular file, as in `serve < requests.jsonl`), the
-SDK's threaded transport is used unchanged.
+is not something asyncio can watch (a regular file, as in `serve < requests.jsonl`, or any
+pipe on Windows), the SDK's threaded transport is used.
 """
 
 import asyncio
@@ -70,46 +71,56 @@ def _private_wire(fd: int, diversion: int):
         os.close(wire)
 
 
-class _LineReader:
-    """`async for line in reader`: what the SDK's transport reads, one str per message."""
+async def _next_line(stream: asyncio.StreamReader) -> bytes | None:
+    """The next message line, None at the end of input. An over-long line gives its head
+    alone, which fails to parse: the client gets a parse error, the router keeps serving."""
+    try:
+        return await stream.readuntil(b"\n")
+    except asyncio.IncompleteReadError as end:
+        return end.partial or None  # a last message may lack its newline
+    except asyncio.LimitOverrunError as too_long:
+        return await _discard_line(stream, too_long.consumed)
+
+
+async def _discard_line(stream: asyncio.StreamReader, buffered: int) -> bytes:
+    head = await stream.read(min(buffered, 256))
+    while True:
+        try:
+            await stream.readuntil(b"\n")
+            return head
+        except asyncio.LimitOverrunError as more:
+            await stream.read(more.consumed)
+        except asyncio.IncompleteReadError:
+            return head
+
+
+class _PipeReadStream:
+    """What the SDK's server reads: each line parsed into a message (or the parse error, which
+    the SDK answers), straight from the pipe in the reading task; no relay task between."""
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self._stream = stream
 
-    def __aiter__(self) -> "_LineReader":
-        return self
-
-    async def __anext__(self) -> str:
+    async def receive(self) -> SessionMessage | Exception:
+        line = await _next_line(self._stream)
+        if line is None:
+            raise anyio.EndOfStream
         try:
-            line = await self._stream.readuntil(b"\n")
-        except asyncio.IncompleteReadError as end:
-            if not end.partial:
-                raise StopAsyncIteration from None
-            line = end.partial  # a last message without its newline
-        except asyncio.LimitOverrunError as too_long:
-            line = await self._discard_line(too_long.consumed)
-        return line.decode("utf-8", errors="replace")
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except Exception as exc:  # the SDK turns it into a JSON-RPC parse error
+            return exc
 
-    async def _discard_line(self, buffered: int) -> bytes:
-        """Skip an over-long line; its head goes on, so the SDK reports a parse error."""
-        head = await self._stream.read(min(buffered, 256))
-        while True:
-            try:
-                await self._stream.readuntil(b"\n")
-                return head
-            except asyncio.LimitOverrunError as more:
-                await self._stream.read(more.consumed)
-            except asyncio.IncompleteReadError:
-                return head
+    async def aclose(self) -> None:
+        pass  # the pipe is closed when the transport exits
 
 
 class _FlowControl(asyncio.Protocol):
-    """Lets `flush` wait while the pipe to the client is full."""
+    """Lets a send wait while the pipe to the client is full."""
 
     def __init__(self) -> None:
         self._writable = asyncio.Event()
         self._writable.set()
-        self.lost: BaseException | None = None
+        self.lost = False
 
     def pause_writing(self) -> None:
         self._writable.clear()
@@ -118,29 +129,29 @@ class _FlowControl(asyncio.Protocol):
         self._writable.set()
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self.lost = exc or BrokenPipeError("the client closed stdout")
+        self.lost = True
         self._writable.set()
 
-    async def drained(self) -> None:
-        await self._writable.wait()
-        if self.lost is not None:
-            raise self.lost
+    async def writable(self) -> None:
+        await self._writable.wait()  # at once, unless the pipe is full
 
 
-class _LineWriter:
-    """`await writer.write(text)` then `await writer.flush()`: what the SDK's transport calls."""
+class _PipeWriteStream:
+    """What the SDK's server writes: each message serialized and written in the sending task."""
 
     def __init__(self, transport: asyncio.WriteTransport, flow: _FlowControl) -> None:
         self._transport = transport
         self._flow = flow
 
-    async def write(self, text: str) -> None:
-        if self._flow.lost is not None:
-            raise self._flow.lost
-        self._transport.write(text.encode("utf-8"))
+    async def send(self, item: SessionMessage) -> None:
+        if self._flow.lost:
+            raise anyio.BrokenResourceError("the client closed the router's stdout")
+        line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        self._transport.write(line.encode("utf-8"))
+        await self._flow.writable()
 
-    async def flush(self) -> None:
-        await self._flow.drained()
+    async def aclose(self) -> None:
+        pass
 
 
 class _Unanswered:
@@ -236,7 +247,8 @@ class _AnsweringWriteStream:
 
 @asynccontextmanager
 async def event_loop_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's stdio transport over event-loop pipes: yields (read_stream, write_stream)."""
+    """MCP over stdin/stdout, read and written on the event loop: yields the
+    (read_stream, write_stream) pair the SDK's Server.run takes."""
     async with _pipes_or_threads() as (read_stream, write_stream):
         unanswered = _Unanswered()
         yield _AnsweringReadStream(read_stream, unanswered), _AnsweringWriteStream(write_stream, unanswered)
@@ -266,5 +278,4 @@ async def _pipes_or_threads() -> AsyncIterator[tuple[Any, Any]]:
             _FlowControl, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
         )
         stack.callback(write_transport.close)
-        async with stdio_server(_LineReader(reader), _LineWriter(write_transport, flow)) as streams:
-            yield streams
+        yield _PipeReadStream(reader), _PipeWriteStream(write_transport, flow)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from router.stdio_transport import _LineReader
+from router.stdio_transport import _next_line
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,10 @@ def read_lines(data: bytes, limit: int) -> list[str]:
         stream = asyncio.StreamReader(limit=limit)
         stream.feed_data(data)
         stream.feed_eof()
-        return [line async for line in _LineReader(stream)]
+        lines = []
+        while (line := await _next_line(stream)) is not None:
+            lines.append(line.decode())
+        return lines
 
     return asyncio.run(run())
 
