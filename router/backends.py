@@ -175,6 +175,8 @@ class Backend:
         )
 
     async def ensure_started(self, task_group: anyio.abc.TaskGroup) -> BackendSession:
+        if self.client is not None:  # the usual case; taking the lock would cost a loop turn
+            return self.client
         async with self._start_lock:
             if self.client is not None:
                 return self.client
