@@ -9,8 +9,12 @@ strings, requests and junk lines from the server, a version the router does not 
 import asyncio
 import json
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio
+import anyio.abc
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -53,8 +57,23 @@ class Peer:
         body = {"error": error} if error is not None else {"result": result or {}}
         await self.write({"jsonrpc": "2.0", "id": request_id, **body})
 
+    async def answer_next(self, result: dict | None = None, error: dict | None = None) -> None:
+        """Reply to the next request the session sends."""
+        request = await self.receive()
+        await self.reply(request["id"], result, error)
+
     def hang_up(self) -> None:
         self._writer.close()  # the process exited: its stdout ended
+
+
+@asynccontextmanager
+async def connected() -> AsyncIterator[tuple[Peer, anyio.abc.TaskGroup]]:
+    """A peer whose session is being served, in a task group cancelled at the end."""
+    peer = await Peer().connect()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(peer.session.serve)
+        yield peer, tg
+        tg.cancel_scope.cancel()
 
 
 def text_result(text: str) -> dict:
@@ -62,9 +81,7 @@ def text_result(text: str) -> dict:
 
 
 async def test_initialize_offers_2025_11_25_then_sends_initialized():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
+    async with connected() as (peer, tg):
         tg.start_soon(peer.session.initialize)
         request = await peer.receive()
         assert request["method"] == "initialize"
@@ -73,31 +90,20 @@ async def test_initialize_offers_2025_11_25_then_sends_initialized():
         await peer.reply(request["id"], INITIALIZE_RESULT)
         notification = await peer.receive()
         assert notification == {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        tg.cancel_scope.cancel()
 
 
 async def test_a_protocol_version_the_router_does_not_speak_is_refused():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
-
-        async def answer() -> None:
-            request = await peer.receive()
-            await peer.reply(request["id"], INITIALIZE_RESULT | {"protocolVersion": "2026-07-28"})
-
-        tg.start_soon(answer)
+    async with connected() as (peer, tg):
+        tg.start_soon(peer.answer_next, INITIALIZE_RESULT | {"protocolVersion": "2026-07-28"})
         with pytest.raises(MCPError) as refused:
             await peer.session.initialize()
         assert refused.value.error.code == types.UNSUPPORTED_PROTOCOL_VERSION
         assert "'2026-07-28'" in refused.value.error.message
-        tg.cancel_scope.cancel()
 
 
 async def test_calls_in_flight_get_their_own_answers_whatever_the_order():
-    peer = await Peer().connect()
     results: dict[str, str] = {}
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
+    async with connected() as (peer, tg):
 
         async def call(name: str) -> None:
             result = await peer.session.call_tool(name, {"n": name})
@@ -114,45 +120,26 @@ async def test_calls_in_flight_get_their_own_answers_whatever_the_order():
         with anyio.fail_after(5):
             while len(results) < 3:
                 await anyio.sleep(0.01)
-        tg.cancel_scope.cancel()
     assert results == {"a": "answer to a", "b": "answer to b", "c": "answer to c"}
 
 
 async def test_an_error_response_is_an_mcp_error_with_the_backends_code_and_message():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
-
-        async def answer() -> None:
-            request = await peer.receive()
-            await peer.reply(request["id"], error={"code": -32602, "message": "unknown tool nope"})
-
-        tg.start_soon(answer)
+    async with connected() as (peer, tg):
+        tg.start_soon(partial(peer.answer_next, error={"code": -32602, "message": "unknown tool nope"}))
         with pytest.raises(MCPError) as refused:
             await peer.session.call_tool("nope", {})
         assert (refused.value.error.code, refused.value.error.message) == (-32602, "unknown tool nope")
-        tg.cancel_scope.cancel()
 
 
 async def test_a_result_that_is_not_a_tool_result_is_rejected():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
-
-        async def answer() -> None:
-            request = await peer.receive()
-            await peer.reply(request["id"], {"content": "not a list"})
-
-        tg.start_soon(answer)
+    async with connected() as (peer, tg):
+        tg.start_soon(peer.answer_next, {"content": "not a list"})
         with pytest.raises(ValueError):  # pydantic's ValidationError
             await peer.session.call_tool("x", {})
-        tg.cancel_scope.cancel()
 
 
 async def test_server_requests_are_answered_ping_with_a_result_the_rest_refused_and_junk_skipped():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
+    async with connected() as (peer, tg):
         await peer.write(b"a stray print on the backend's stdout\n")
         await peer.write({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}})
         await peer.write({"jsonrpc": "2.0", "id": "p1", "method": "ping"})
@@ -163,19 +150,12 @@ async def test_server_requests_are_answered_ping_with_a_result_the_rest_refused_
         assert "sampling/createMessage" in refused["error"]["message"]
 
         # and the session still serves calls afterwards
-        async def answer() -> None:
-            request = await peer.receive()
-            await peer.reply(request["id"], text_result("still here"))
-
-        tg.start_soon(answer)
+        tg.start_soon(peer.answer_next, text_result("still here"))
         assert (await peer.session.call_tool("x", {})).content[0].text == "still here"
-        tg.cancel_scope.cancel()
 
 
 async def test_the_backend_closing_fails_calls_in_flight_and_later_calls_at_once():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
+    async with connected() as (peer, tg):
 
         async def close_after_request() -> None:
             await peer.receive()
@@ -191,9 +171,7 @@ async def test_the_backend_closing_fails_calls_in_flight_and_later_calls_at_once
 
 
 async def test_a_call_its_caller_abandons_is_cancelled_at_the_backend():
-    peer = await Peer().connect()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.session.serve)
+    async with connected() as (peer, tg):
         with anyio.move_on_after(0.2):
             await peer.session.call_tool("slow", {})
         request = await peer.receive()
@@ -203,13 +181,8 @@ async def test_a_call_its_caller_abandons_is_cancelled_at_the_backend():
         # a late answer to the abandoned id is dropped, not given to the next call
         await peer.reply(request["id"], text_result("too late"))
 
-        async def answer() -> None:
-            next_request = await peer.receive()
-            await peer.reply(next_request["id"], text_result("fresh"))
-
-        tg.start_soon(answer)
+        tg.start_soon(peer.answer_next, text_result("fresh"))
         assert (await peer.session.call_tool("next", {})).content[0].text == "fresh"
-        tg.cancel_scope.cancel()
 
 
 def _alive(pid: int) -> bool:
