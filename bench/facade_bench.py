@@ -9,6 +9,10 @@ server's round trip and not a client library's overhead.
   call made directly to that backend: the difference of medians is the router's overhead
   (role check, schema validation, breaker, two audit rows, forwarding).
 
+The series are taken in turns of BLOCK calls, so a burst of load on this noisy machine lands
+on every series alike and their differences stay fair. Two in-process series split the
+overhead: the call through the backend pool alone, and through tools.call_tool.
+
 Run alone: `python -m bench.facade_bench`.
 """
 
