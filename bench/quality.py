@@ -5,7 +5,6 @@ written for the seeded catalog (bench/queries/seeded.jsonl) over seeds/. Each ca
 loaded with the real `context-router catalog` path into a fresh SQLite file.
 """
 
-import json
 import tempfile
 from pathlib import Path
 
