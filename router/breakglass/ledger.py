@@ -12,11 +12,10 @@ import json
 import os
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 
 import apsw
 
-from router.clock import utc_now_iso
+from router.clock import utc_now_and_after, utc_now_iso
 from router.db import immediate
 from router.hashing import b3_hex
 
@@ -145,13 +144,12 @@ def issue_token(conn: apsw.Connection, session_id: str, invocation_id: int, fing
                 estimate: int, minutes: float) -> str:
     """A one-time token for a person's confirmation; only its hash is stored."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(24)
-    now = datetime.now(timezone.utc)
-    expires = (now + timedelta(minutes=minutes)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    issued_at, expires = utc_now_and_after(minutes * 60)
     reason = f"estimate ${estimate / 1e6:.4f} needs a person's confirmation; token issued"
     with immediate(conn):
         conn.execute(INSERT_TOKEN, {"token_hash": b3_hex(token.encode()), "issued_for": invocation_id,
                                     "fingerprint": fingerprint, "estimate": estimate,
-                                    "at": utc_now_iso(), "expires_at": expires})
+                                    "at": issued_at, "expires_at": expires})
         _row(conn, session_id, invocation_id, "confirmation", 0, f"token issued, expires {expires}")
         conn.execute(FINISH_INVOCATION, {"status": "needs_confirmation", "reason": reason,
                                          "at": utc_now_iso(), "mode": None, "actual": None,
