@@ -2,6 +2,7 @@
 from the real backends, and a router started as a real `context-router serve` subprocess."""
 
 import json
+import os
 import subprocess
 import sys
 from contextlib import asynccontextmanager
@@ -177,6 +178,19 @@ def breaker_row(db_path: Path, tool: str) -> dict | None:
 def call_log(state_dir: Path) -> list[str]:
     path = state_dir / "calls.log"
     return path.read_text(encoding="utf-8").split()[0::2] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    """Is the process running? A zombie (exited, not yet reaped) counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 async def wait_until(predicate, timeout_s: float = 10.0, interval_s: float = 0.05) -> bool:

@@ -20,6 +20,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from router.backend_session import StdioBackendSession
+from tests.facade_support import alive
 
 pytestmark = pytest.mark.anyio
 
@@ -185,14 +186,6 @@ async def test_a_call_its_caller_abandons_is_cancelled_at_the_backend():
         assert (await peer.session.call_tool("next", {})).content[0].text == "fresh"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.slow
 async def test_a_backend_deaf_to_stdin_close_and_sigterm_is_killed_with_its_children():
     import sys
@@ -210,9 +203,9 @@ async def test_a_backend_deaf_to_stdin_close_and_sigterm_is_killed_with_its_chil
     with open("/dev/null", "wb") as stderr:
         async with backend_process(params, stderr) as process:
             child_pid = int(await process.stdout.readline())
-            assert _alive(process.pid) and _alive(child_pid)
+            assert alive(process.pid) and alive(child_pid)
     # stdin closed (ignored), SIGTERM to the group (ignored), then SIGKILL to the group
     assert process.returncode == -9
     with anyio.fail_after(5):
-        while _alive(child_pid):
+        while alive(child_pid):
             await anyio.sleep(0.05)

@@ -14,6 +14,7 @@ from router.db import connect, query_dicts
 from router.servers import load_servers
 from tests.facade_support import (  # noqa: F401  (fixtures)
     RawStdioClient,
+    alive,
     anyio_backend,
     audit_rows,
     call_log,
@@ -24,19 +25,6 @@ from tests.facade_support import (  # noqa: F401  (fixtures)
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie (exited, not yet reaped) counts as gone
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def whoami(router) -> int:
