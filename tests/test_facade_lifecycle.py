@@ -1,7 +1,6 @@
 """Backend lifecycle through a real router process: wake on first need, reuse, idle stop,
 stop with the router, crash, hang past the timeout, and interrupted calls in the audit."""
 
-import os
 import signal
 import time
 from datetime import datetime, timedelta
