@@ -31,9 +31,9 @@ SETTLE_TIMEOUT_S = 0.5
 class BackendStderr:
     """One backend process's stderr pipe: `child_end()` is handed to the spawn, then `close_child_end()`."""
 
-    def __init__(self, backend: str, secret_env: dict[str, str]) -> None:
+    def __init__(self, backend: str, backend_env: dict[str, str]) -> None:
         self._backend = backend
-        self._redactor = Redactor(os.environ | secret_env)
+        self._redactor = Redactor(os.environ | backend_env)  # it keeps the secret-named ones
         self._lines: deque[bytes] = deque(maxlen=TAIL_LINES)
         self._partial = b""
         self._lock = threading.Lock()

@@ -137,7 +137,6 @@ class Backend:
         self._start_lock = anyio.Lock()
         self._stop: anyio.Event | None = None
         self._done: anyio.Event | None = None
-        self._scope: anyio.CancelScope | None = None
         # the stderr of the process started last (stdio backends only)
         self._stderr: BackendStderr | None = None
 
@@ -166,11 +165,12 @@ class Backend:
                 f"backend {self.name!r} cannot start: program {self.config.command!r} was not "
                 f"found in .venv/bin, .npm-tools/node_modules/.bin or PATH; install it: {install}"
             )
+        env = {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
         base_env = {"PATH": os.environ.get("PATH", "")}
         return StdioServerParameters(
             command=program,
             args=[self.placeholders.expand(a, where) for a in self.config.args],
-            env=_node_dir_first_on_path(base_env) | self._configured_env(),
+            env=_node_dir_first_on_path(base_env) | env,
             cwd=str(self.placeholders.workspace),
         )
 
@@ -202,10 +202,6 @@ class Backend:
             self.starts += 1
             return self.client
 
-    def _configured_env(self) -> dict[str, str]:
-        where = f"servers.toml [servers.{self.name}]"
-        return {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
-
     async def _last_words(self) -> str:
         """What the backend last wrote to stderr (redacted), for an error message."""
         tail = await self._stderr.tail() if self._stderr is not None else ""
@@ -219,21 +215,19 @@ class Backend:
         stop: anyio.Event,
         done: anyio.Event,
     ) -> None:
-        with anyio.CancelScope() as scope:
-            self._scope = scope
-            try:
-                async with self._session(target, stop) as session:
-                    self.client = session
-                    self.last_used = self.clock()
-                    ready.set()
-                    await stop.wait()
-            except Exception as exc:  # a backend that dies must never take the router with it
-                failure.append(exc)
-                logger.warning("backend %s stopped: %s", self.name, _describe(exc))
-            finally:
-                self.client = None
+        try:
+            async with self._session(target, stop) as session:
+                self.client = session
+                self.last_used = self.clock()
                 ready.set()
-                done.set()
+                await stop.wait()
+        except Exception as exc:  # a backend that dies must never take the router with it
+            failure.append(exc)
+            logger.warning("backend %s stopped: %s", self.name, _describe(exc))
+        finally:
+            self.client = None
+            ready.set()
+            done.set()
 
     @asynccontextmanager
     async def _session(
@@ -247,7 +241,8 @@ class Backend:
             async with Client(target, mode=BACKEND_CONNECT_MODE) as client:
                 yield client
             return
-        stderr = self._stderr = BackendStderr(self.name, self._configured_env())
+        # the backend's environment: its configured secrets are redacted from its stderr too
+        stderr = self._stderr = BackendStderr(self.name, target.env or {})
         try:
             async with backend_process(target, stderr.child_end()) as process:
                 stderr.close_child_end()
