@@ -4,9 +4,11 @@ Connection set-up is apsw's own best practice (WAL, busy timeout, foreign keys, 
 double-quoted string literals), applied once per process rather than a hand-made pragma list.
 """
 
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import apsw
 import apsw.bestpractice
@@ -126,3 +128,30 @@ def query_dicts(conn: apsw.Connection, sql: str, bindings=None) -> list[dict]:
             names = [d[0] for d in cursor.getdescription()]
         out.append(dict(zip(names, row)))
     return out
+
+
+CATALOG_VERSION_SQL = "SELECT version FROM catalog_version WHERE id = 1"
+
+
+def catalog_version(conn: apsw.Connection) -> int:
+    """A counter schema.sql's triggers bump with every change to tools, from any process, and
+    with nothing else: what the catalog caches below key on (the audit and breaker rows
+    every call writes must not empty them)."""
+    return conn.execute(CATALOG_VERSION_SQL).fetchone()[0]
+
+
+Cached = TypeVar("Cached")
+
+
+class PerConnection(Generic[Cached]):
+    """One object per open connection, made on first use and dropped with the connection."""
+
+    def __init__(self, make: Callable[[apsw.Connection], Cached]) -> None:
+        self._make = make
+        self._made: "weakref.WeakKeyDictionary[apsw.Connection, Cached]" = weakref.WeakKeyDictionary()
+
+    def __call__(self, conn: apsw.Connection) -> Cached:
+        made = self._made.get(conn)
+        if made is None:
+            made = self._made[conn] = self._make(conn)
+        return made

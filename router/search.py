@@ -18,12 +18,12 @@ queries rarely reach the budget.
 import json
 import re
 import string
-import weakref
 from dataclasses import asdict, dataclass
 
 import apsw
 
 from router.clock import unix_now
+from router.db import PerConnection, catalog_version
 from router.errors import QueryError
 from router.metatools import MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT
 
@@ -241,9 +241,7 @@ class _TermStats:
         return tokens[0] if tokens else word
 
     def refresh(self) -> None:
-        # catalog_version (schema.sql) moves with every change to tools, from any process, and
-        # with nothing else: the audit rows each call writes must not empty this cache
-        version = self._conn.execute(CATALOG_VERSION_SQL).fetchone()[0]
+        version = catalog_version(self._conn)
         if version != self._version:
             self._version, self._docs = version, {}
             self.rows = self._conn.execute(COUNT_TOOLS_SQL).fetchone()[0]
@@ -259,18 +257,7 @@ class _TermStats:
         return {s: self._docs[s] for s in stems}
 
 
-CATALOG_VERSION_SQL = "SELECT version FROM catalog_version WHERE id = 1"
-
-_stats_by_connection: "weakref.WeakKeyDictionary[apsw.Connection, _TermStats]" = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _term_stats(conn: apsw.Connection) -> _TermStats:
-    stats = _stats_by_connection.get(conn)
-    if stats is None:
-        stats = _stats_by_connection[conn] = _TermStats(conn)
-    return stats
+_term_stats = PerConnection(_TermStats)
 
 
 def match_expression(conn: apsw.Connection, words: list[str]) -> str:

@@ -7,7 +7,6 @@ reads, its `outcome` what the audit row says); the server turns it into an MCP t
 
 import json
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from router import audit, breaker
 from router.backends import BackendError, BackendPool
 from router.clock import unix_now
-from router.db import query_dicts
+from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import QueryError, RouterError, UnknownToolError
 from router.inspect import inspect_tool
 from router.metatools import (
@@ -35,7 +34,7 @@ from router.metatools import (
     SearchToolsArgs,
 )
 from router.roles import Role, may_call
-from router.search import CATALOG_VERSION_SQL, search
+from router.search import search
 
 # Validation errors listed back to the model; more is noise.
 MAX_ARGUMENT_ERRORS = 5
@@ -217,30 +216,28 @@ class _CallTargets:
     """v_callable rows by tool name, per connection, kept until the catalog changes: a tool's
     row is read once, not on every call to it (the breaker is read fresh by _admit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, conn: apsw.Connection) -> None:
+        self._conn = conn
         self._version: int | None = None
         self._rows: dict[str, dict[str, Any] | None] = {}
 
-    def get(self, conn: apsw.Connection, name: str) -> dict[str, Any] | None:
-        version = conn.execute(CATALOG_VERSION_SQL).fetchone()[0]
+    def get(self, name: str) -> dict[str, Any] | None:
+        version = catalog_version(self._conn)
         if version != self._version:
             self._version, self._rows = version, {}
         if name not in self._rows:
-            rows = query_dicts(conn, CALL_TARGET, {"name": name})
+            rows = query_dicts(self._conn, CALL_TARGET, {"name": name})
             if len(self._rows) >= MAX_CACHED_TARGETS:
                 self._rows.clear()
             self._rows[name] = rows[0] if rows else None
         return self._rows[name]
 
 
-_targets_by_connection: "weakref.WeakKeyDictionary[apsw.Connection, _CallTargets]" = weakref.WeakKeyDictionary()
+_call_targets = PerConnection(_CallTargets)
 
 
 def _lookup(ctx: FacadeContext, name: str) -> dict[str, Any]:
-    targets = _targets_by_connection.get(ctx.conn)
-    if targets is None:
-        targets = _targets_by_connection[ctx.conn] = _CallTargets()
-    row = targets.get(ctx.conn, name)
+    row = _call_targets(ctx.conn).get(name)
     if row is None:
         raise ToolCallError(
             f"no tool named {name!r} in the catalog; use {SEARCH_TOOLS} to find one",
