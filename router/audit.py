@@ -67,6 +67,24 @@ def args_hash(arguments: Any) -> str:
         return content_hash(repr(arguments))
 
 
+def _call_columns(
+    session_id: str, role: str, meta_tool: str, target: str | None, arguments: Any
+) -> dict[str, Any]:
+    """Who called what: the columns every row has, started or finished."""
+    return {
+        "session_id": session_id,
+        "role": role,
+        "meta_tool": meta_tool,
+        "target": target,
+        "args_hash": args_hash(arguments),
+        "pid": os.getpid(),
+    }
+
+
+def _clipped(error: str | None) -> str | None:
+    return error[:MAX_ERROR_CHARS] if error else None
+
+
 def start(
     conn: apsw.Connection,
     *,
@@ -86,12 +104,7 @@ def start(
         {
             "started_at": started_at,
             "deadline_at": deadline_at,
-            "session_id": session_id,
-            "role": role,
-            "meta_tool": meta_tool,
-            "target": target,
-            "args_hash": args_hash(arguments),
-            "pid": os.getpid(),
+            **_call_columns(session_id, role, meta_tool, target, arguments),
         },
     )
     return conn.last_insert_rowid()
@@ -107,7 +120,7 @@ def finish(
             "finished_at": utc_now_iso(),
             "outcome": outcome,
             "latency_ms": latency_ms,
-            "error": error[:MAX_ERROR_CHARS] if error else None,
+            "error": _clipped(error),
         },
     )
 
@@ -131,14 +144,9 @@ def record(
         {
             "started_at": now,
             "finished_at": now,
-            "session_id": session_id,
-            "role": role,
-            "meta_tool": meta_tool,
-            "target": target,
-            "args_hash": args_hash(arguments),
+            **_call_columns(session_id, role, meta_tool, target, arguments),
             "outcome": outcome,
             "latency_ms": latency_ms,
-            "error": error[:MAX_ERROR_CHARS] if error else None,
-            "pid": os.getpid(),
+            "error": _clipped(error),
         },
     )
