@@ -342,6 +342,9 @@ class BackendPool:
     ) -> None:
         self.config = servers
         self.clock = clock
+        # what a started audit row's deadline allows any call; the config never changes while
+        # the router runs, so it is worked out once, not on every call
+        self.longest_call_s = servers.longest_call_s()
         self.backends = {
             name: Backend(server, servers.timeouts(server), placeholders, clock)
             for name, server in servers.servers.items()

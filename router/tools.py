@@ -279,7 +279,7 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
         target=target if isinstance(target, str) else None,
         arguments=args,
         # the tool (so its server) is not known yet: allow as long as the slowest server
-        within_s=ctx.pool.config.longest_call_s(),
+        within_s=ctx.pool.longest_call_s,
     )
     outcome, error = audit.INTERRUPTED, "cancelled before the backend answered"
     try:
