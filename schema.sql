@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS tools (
     mutating        INTEGER NOT NULL CHECK (mutating IN (0, 1)),
     -- b3: hash of the RFC 8785 bytes of the tool as the backend lists it (name, title,
     -- description, inputSchema, outputSchema, annotations, and any other MCP field the seed
-    -- keeps; not triggers or boost: router/models.py CatalogTool.mcp_definition), so a load
+    -- keeps; not triggers or boost: router/catalog/models.py CatalogTool.mcp_definition), so a load
     -- sees a changed definition even in a field that has no column of its own
     definition_hash TEXT NOT NULL,
     -- the shape of the tool's structured result (MCP outputSchema) and its human title, when
@@ -127,7 +127,7 @@ CREATE TABLE IF NOT EXISTS audit (
     error       TEXT,
     pid         INTEGER NOT NULL,
     -- a forwarded call's 'started' row: the latest the router would have finished it on its
-    -- own (its backend timeouts plus a grace, router/audit.py). NULL on rows that are written
+    -- own (its backend timeouts plus a grace, router/facade/audit.py). NULL on rows that are written
     -- finished, and on rows from before schema version 2. Last, because version 2 added it
     -- to existing files with ALTER TABLE (router/db.py), which appends.
     deadline_at TEXT
@@ -399,7 +399,7 @@ ORDER BY h.skill;
 
 ------------------------------------------------------------------------------------------
 -- Search (mcp_search_tools): term statistics, trigger/boost phrase index, v_search.
--- The ranked statement itself is router/search.py SEARCH_SQL, which reads only these.
+-- The ranked statement itself is router/catalog/search.py SEARCH_SQL, which reads only these.
 ------------------------------------------------------------------------------------------
 
 -- Term statistics (documents per indexed term), read to keep the match set of a query

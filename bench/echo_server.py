@@ -1,7 +1,7 @@
 """The framework floor: a minimal MCP server on the same SDK (low-level Server, stdio) with one
 echo tool. Round trips to it are what any MCP server costs before doing any work.
 
-With --event-loop-stdio it uses the router's own stdio pump (router/stdio_transport.py), so
+With --event-loop-stdio it uses the router's own stdio pump (router/facade/stdio_transport.py), so
 the router is compared with a floor on the same transport; without it, the SDK's default
 threaded transport (what a plain SDK server costs)."""
 
@@ -12,7 +12,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from router.stdio_transport import event_loop_stdio_server
+from router.facade.stdio_transport import event_loop_stdio_server
 
 ECHO_TOOL = types.Tool(
     name="echo",

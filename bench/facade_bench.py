@@ -4,7 +4,7 @@ server's round trip and not a client library's overhead.
 
 - search (10,000-tool synthetic catalog) and inspect through the router, next to a minimal
   echo tool on the same SDK in the same run (bench/echo_server.py: the framework floor), once
-  on the SDK's own stdio transport and once on the router's (router/stdio_transport.py);
+  on the SDK's own stdio transport and once on the router's (router/facade/stdio_transport.py);
 - mcp_call_tool to a real backend (mcp-server-time) through the router, next to the same
   call made directly to that backend: the difference of medians is the router's overhead
   (role check, schema validation, breaker, two audit rows, forwarding).
@@ -171,10 +171,10 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
     """The same forwarded call without the router's own stdio hop: through tools.call_tool
     (role, schema validation, breaker, two audit rows) and through the backend pool alone.
     Their difference is the router's own work per call."""
-    from router import tools
-    from router.backends import BackendPool, Placeholders, default_data_dir
-    from router.roles import get_role
-    from router.server import _open_database
+    from router.facade import handlers as tools
+    from router.facade.backends import BackendPool, Placeholders, default_data_dir
+    from router.agents.roles import get_role
+    from router.facade.server import _open_database
     from router.servers import load_servers
 
     conn = _open_database(db)

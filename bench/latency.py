@@ -25,8 +25,8 @@ from bench.load import load_synthetic  # noqa: E402
 from bench.paths import CHART  # noqa: E402
 from bench.report import Options, Section, markdown_table  # noqa: E402
 from router.db import connect  # noqa: E402
-from router.inspect import inspect_tool  # noqa: E402
-from router.search import search  # noqa: E402
+from router.catalog.tool_schema import inspect_tool  # noqa: E402
+from router.catalog.search import search  # noqa: E402
 
 QUERIES = 300
 ROUTER_PASSES = 3  # after one warm-up pass

@@ -14,8 +14,8 @@ from pathlib import Path
 import apsw
 
 from bench import synthetic
-from router.catalog import build_catalog_input, read_user_catalog, replace_catalog
-from router.models import ToolAnnotations, UserCatalogLine
+from router.catalog.load import build_catalog_input, read_user_catalog, replace_catalog
+from router.catalog.models import ToolAnnotations, UserCatalogLine
 
 VALIDATED_SAMPLE = 200
 

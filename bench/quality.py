@@ -11,9 +11,9 @@ from pathlib import Path
 from bench.baseline import Bm25Baseline
 from bench.paths import BFCL_CATALOG, BFCL_QUERIES, SEEDED_QUERIES
 from bench.report import Options, Section, markdown_table
-from router.catalog import load_catalog
+from router.catalog.load import load_catalog
 from router.db import connect
-from router.evaluation import quality, read_query_file, router_ranker, run_ranker
+from router.catalog.evaluation import quality, read_query_file, router_ranker, run_ranker
 from router.paths import SEEDS_DIR
 
 # What the issue asks of the router over the baseline on the public set.

@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from router.backends import Placeholders, fetch_tool_list
-from router.catalog import load_catalog
+from router.facade.backends import Placeholders, fetch_tool_list
+from router.catalog.load import load_catalog
 from router.db import connect
 from router.servers import load_servers
 from tests.db_rows import rows

@@ -4,7 +4,7 @@ until its deadline, 'interrupted' after it; a finished call shows its outcome.""
 import subprocess
 from datetime import datetime, timedelta, timezone
 
-from router import audit
+from router.facade import audit
 from router.clock import utc_iso
 from router.servers import ServersConfig
 from tests.db_rows import rows

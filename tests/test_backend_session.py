@@ -1,4 +1,4 @@
-"""The router's stdio client session (router/backend_session.py), spoken to by a scripted peer
+"""The router's stdio client session (router/facade/backend_session.py), spoken to by a scripted peer
 over a real socket pair (the same stream reader and writer a backend's pipes give it).
 
 End to end against real backend processes (crash, hang, cancel, idle exit, stderr) this
@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.backend_session import StdioBackendSession
+from router.facade.backend_session import StdioBackendSession
 from tests.facade_support import alive
 
 pytestmark = pytest.mark.anyio
@@ -192,7 +192,7 @@ async def test_a_backend_deaf_to_stdin_close_and_sigterm_is_killed_with_its_chil
 
     from mcp import StdioServerParameters
 
-    from router.backend_session import backend_process
+    from router.facade.backend_session import backend_process
 
     deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     parent = (

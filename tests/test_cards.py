@@ -15,9 +15,9 @@ from a2a.types import AgentCard
 from a2a.utils.proto_utils import validate_proto_required_fields
 from google.protobuf.json_format import ParseDict, ParseError
 
-from router.cards import ROLE_SKILLS, WELL_KNOWN_PATH
+from router.agents.cards import ROLE_SKILLS, WELL_KNOWN_PATH
 from router.cli import main
-from router.roles import ROLE_NAMES, get_role
+from router.agents.roles import ROLE_NAMES, get_role
 
 BASE_URL = "https://agents.example.org/team"
 

@@ -7,11 +7,11 @@ import sys
 import pytest
 from jsonschema import Draft202012Validator
 
-from router.catalog import load_catalog, read_seed_dir
+from router.catalog.load import load_catalog, read_seed_dir
 from router.db import query_dicts
 from router.errors import SeedError
 from router.paths import SEEDS_DIR
-from router.search import search
+from router.catalog.search import search
 
 
 def catalog_snapshot(conn):
@@ -194,7 +194,7 @@ def test_duplicate_tool_names_across_servers_are_refused(conn, seed_copy):
 
 def test_failure_midway_through_the_write_rolls_back(conn, seed_copy, monkeypatch):
     """A database error after some rows were written leaves the previous catalog whole."""
-    import router.catalog as catalog_module
+    import router.catalog.load as catalog_module
 
     load_catalog(conn, seed_dir=seed_copy, user_files=[])
     before = catalog_snapshot(conn)

@@ -67,7 +67,7 @@ def test_readme_documents_the_command_and_the_measured_numbers():
     from router.configs.naming import router_entry_name
     from router.configs.surface import offered_tools
     from router.paths import PROJECT_ROOT
-    from router.roles import ROLE_MATRIX
+    from router.agents.roles import ROLE_MATRIX
 
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Generated configs: OpenCode and agentgateway"):]

@@ -20,7 +20,7 @@ from router.configs.generate import GATEWAY_FILE
 from router.configs.inputs import read_inputs
 from router.configs.naming import router_entry_name
 from router.paths import CONFIGS_DIR, PROJECT_ROOT
-from router.roles import ROLE_MATRIX, may_call
+from router.agents.roles import ROLE_MATRIX, may_call
 from router.servers import load_servers
 
 # shared/ sits beside the repository (here and in CI), see shared/checks.md
@@ -112,7 +112,7 @@ def test_a_rule_that_is_not_cel_is_refused_with_its_index():
 
 
 def test_every_role_and_catalog_tool_gets_the_routers_decision(programs, catalog):
-    """The agreement: agentgateway's CEL decision == router.roles.may_call, role × tool."""
+    """The agreement: agentgateway's CEL decision == router.agents.roles.may_call, role × tool."""
     assert len(catalog) >= 30  # the seeded catalog, not an empty loop
     decisions = {True: 0, False: 0}
     for role in ROLE_MATRIX:

@@ -15,10 +15,10 @@ from router.configs.companions import COMPANIONS
 from router.configs.generate import OPENCODE_FILE
 from router.configs.naming import router_entry_name
 from router.configs.surface import SURFACE_BUDGET_TOKENS, offered_tools, visible_surface
-from router.metatools import meta_tool_definitions
+from router.facade.definitions import meta_tool_definitions
 from router.paths import CONFIGS_DIR, PROJECT_ROOT, ROLES_DIR
-from router.permissions import Rule
-from router.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_MATRIX
+from router.agents.permissions import Rule
+from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_MATRIX
 
 SCHEMA_PATH = PROJECT_ROOT / "tests" / "schemas" / "opencode-config.schema.json"
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"

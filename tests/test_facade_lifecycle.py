@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import anyio
 import pytest
 
-from router import audit
+from router.facade import audit
 from router.db import connect, query_dicts
 from router.servers import load_servers
 from tests.facade_support import (  # noqa: F401  (fixtures)

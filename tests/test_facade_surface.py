@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from router import breaker
+from router.facade import breaker
 from router.db import connect
-from router.metatools import meta_tool_definitions
+from router.facade.definitions import meta_tool_definitions
 from tests.facade_support import (  # noqa: F401  (fixtures)
     RawStdioClient,
     anyio_backend,

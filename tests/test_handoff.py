@@ -8,7 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from router.cli import main
-from router.handoff import ENVELOPE_KINDS, HandoffError, QaVerdict, TaskBrief, WorkerReceipt, parse_envelope
+from router.agents.handoff import ENVELOPE_KINDS, HandoffError, QaVerdict, TaskBrief, WorkerReceipt, parse_envelope
 
 COMMIT = "3f2b8c1e9a4d4e2b8f1a0c9d7e6b5a4100112233"
 

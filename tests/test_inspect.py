@@ -1,14 +1,14 @@
-"""mcp_inspect_schema's answer (router/inspect.py over v_tool_schema) on the real seeded
+"""mcp_inspect_schema's answer (router/catalog/tool_schema.py over v_tool_schema) on the real seeded
 catalog: a tool's title and outputSchema when its backend gives them, no key when not."""
 
 import json
 
 import pytest
 
-from router.catalog import load_catalog, read_seed_file
+from router.catalog.load import load_catalog, read_seed_file
 from router.cli import main
 from router.errors import UnknownToolError
-from router.inspect import inspect_tool
+from router.catalog.tool_schema import inspect_tool
 from router.paths import SEEDS_DIR
 
 

@@ -1,7 +1,7 @@
 """OpenCode permission rules from the role matrix, as the real `opencode` binary resolves them.
 
 The expected decisions below are the issue's role matrix written out by hand (not computed
-from router.permissions), so a wrong generator fails here. The binary's flattened, ordered
+from router.agents.permissions), so a wrong generator fails here. The binary's flattened, ordered
 rules (`opencode debug agent NAME`) are resolved last-match-wins, as OpenCode does.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from router.paths import PROJECT_ROOT
-from router.permissions import (
+from router.agents.permissions import (
     Rule,
     edit_action,
     evaluate,
@@ -26,7 +26,7 @@ from router.permissions import (
     opencode_permission,
     wildcard_match,
 )
-from router.roles import ROLE_MATRIX, ROLE_NAMES, get_role
+from router.agents.roles import ROLE_MATRIX, ROLE_NAMES, get_role
 
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"
 # OpenCode's published config schema (https://opencode.ai/config.json), vendored for CI.
@@ -248,7 +248,7 @@ def test_masked_roles_keep_every_tool_and_naive_denies_lose_them(debug_agents):
 
 @pytest.mark.slow
 def test_hiding_rule_agrees_with_opencode(debug_agents):
-    """router.permissions.is_hidden predicts OpenCode's tool list from the rules."""
+    """router.agents.permissions.is_hidden predicts OpenCode's tool list from the rules."""
     for agent in debug_agents.values():
         rules = _binary_rules(agent)
         for tool in ("edit", "write", "bash", "task", "read", "webfetch", "websearch"):

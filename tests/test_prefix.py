@@ -13,9 +13,9 @@ import tiktoken
 
 from router.cli import main
 from router.clock import utc_now_iso
-from router.metatools import meta_tool_definitions
+from router.facade.definitions import meta_tool_definitions
 from router.paths import ROLES_DIR
-from router.prefix import (
+from router.agents.prefix import (
     NO_SCOPE,
     PromptError,
     assemble,
@@ -24,8 +24,8 @@ from router.prefix import (
     prefix_problems,
     VOLATILE_PATTERNS,
 )
-from router.provider_bodies import anthropic_body, openai_body
-from router.roles import ROLE_NAMES
+from router.agents.provider_bodies import anthropic_body, openai_body
+from router.agents.roles import ROLE_NAMES
 
 ROLE_PAIRS = list(combinations(ROLE_NAMES, 2))
 
@@ -126,7 +126,7 @@ def test_prefix_is_independent_of_brief_and_profile(prompts, tmp_path):
 
 
 def _brief(path):
-    from router.handoff import read_task_brief
+    from router.agents.handoff import read_task_brief
 
     return read_task_brief(path)
 
@@ -198,7 +198,7 @@ def test_role_files_are_complete_prompts(role):
     text = (ROLES_DIR / f"{role}.md").read_text(encoding="utf-8")
     for section in ("## Mission", "## You may\n", "## You may not", "## What you hand to whom"):
         assert section in text, (role, section)
-    from router.roles import get_role
+    from router.agents.roles import get_role
 
     for scope in get_role(role).edit_scope:
         if scope != "tests/**":

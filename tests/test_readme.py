@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from router.catalog import load_catalog
+from router.catalog.load import load_catalog
 from router.cli import build_parser
 from router.db import connect
 from router.paths import PROJECT_ROOT, SCHEMA_FILE, SEEDS_DIR

@@ -7,9 +7,9 @@ import apsw
 import pytest
 
 from router import db
-from router.catalog import load_catalog
+from router.catalog.load import load_catalog
 from router.errors import SchemaVersionError
-from router.inspect import inspect_tool
+from router.catalog.tool_schema import inspect_tool
 from router.paths import SCHEMA_FILE, SEEDS_DIR
 
 # What the last version-1 and version-2 routers created; real old files, not hand-made

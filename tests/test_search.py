@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from router import search as search_module
-from router.catalog import load_catalog
+from router.catalog import search as search_module
+from router.catalog.load import load_catalog
 from router.errors import QueryError
-from router.search import BOOST_WEIGHT, BREAKER_OPEN_SECONDS, TRIGGER_WEIGHT, search
+from router.catalog.search import BOOST_WEIGHT, BREAKER_OPEN_SECONDS, TRIGGER_WEIGHT, search
 
 
 def tool(name, description, *, profile="ops", read_only=True, triggers=(), boost=(), args=None):

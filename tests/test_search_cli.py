@@ -8,11 +8,11 @@ import subprocess
 import pytest
 import tiktoken
 
-from router.catalog import load_catalog
+from router.catalog.load import load_catalog
 from router.cli import main
-from router.evaluation import mrr_at, ndcg_at, recall_at
+from router.catalog.evaluation import mrr_at, ndcg_at, recall_at
 from router.paths import SEEDS_DIR
-from router.search import search
+from router.catalog.search import search
 from tests.conftest import project_env
 
 
@@ -152,7 +152,7 @@ PAGE_QUERIES = [
 
 
 def page_tokens(encoding, rows) -> int:
-    """Tokens of a search page exactly as the facade sends it (router/server.py: compact JSON)."""
+    """Tokens of a search page exactly as the facade sends it (router/facade/server.py: compact JSON)."""
     page = {"tools": [{"name": n, "profile": p, "summary": s} for n, p, s in rows]}
     return len(encoding.encode(json.dumps(page, ensure_ascii=False, separators=(",", ":"))))
 

@@ -14,10 +14,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from router.catalog import read_seed_dir
+from router.catalog.load import read_seed_dir
 from router.paths import PROJECT_ROOT, SEEDS_DIR
 from router.servers import load_servers
-from router.tooltext import summary
+from router.catalog.tool_text import summary
 
 PROFILES = ("core", "appsec", "android", "game", "research")
 MIN_TOOLS = 120

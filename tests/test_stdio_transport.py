@@ -1,4 +1,4 @@
-"""The router's stdio transport (router/stdio_transport.py) over real pipes and files: every
+"""The router's stdio transport (router/facade/stdio_transport.py) over real pipes and files: every
 request is answered even when stdin closes right after it, stray output never reaches the
 wire, the pipes are handed back as they were, and a file on stdin still works."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from router.stdio_transport import _next_line
+from router.facade.stdio_transport import _next_line
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,7 @@
 import argparse
 from pathlib import Path
 
-from router.cards import write_cards
+from router.agents.cards import write_cards
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

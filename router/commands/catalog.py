@@ -6,7 +6,7 @@ from pathlib import Path
 
 from router.breakglass.pricing import parse_prices, write_prices
 from router.breakglass.settings import DEFAULT_PRICES
-from router.catalog import load_catalog
+from router.catalog.load import load_catalog
 from router.commands import add_db_option
 from router.db import connect
 from router.paths import SEEDS_DIR, resolve_db_path

@@ -1,7 +1,7 @@
 """`context-router eval QUERIES.jsonl`: how well the catalog answers a set of queries.
 
 Each line is {"id", "query", "relevant": [tool names]}; the command prints recall@1,
-recall@5, nDCG@10, MRR@10 and the median query time (see router/evaluation.py).
+recall@5, nDCG@10, MRR@10 and the median query time (see router/catalog/evaluation.py).
 """
 
 import argparse
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from router.commands import add_db_option
 from router.db import connect
-from router.evaluation import RANK_DEPTH, quality, read_query_file, router_ranker, run_ranker
+from router.catalog.evaluation import RANK_DEPTH, quality, read_query_file, router_ranker, run_ranker
 from router.paths import resolve_db_path
 
 # Tool names in a query file that the catalog does not hold: shown, since they are usually

@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from router.handoff import parse_envelope, read_json_file, write_json_schemas
-from router.taskdag import validate_plan
+from router.agents.handoff import parse_envelope, read_json_file, write_json_schemas
+from router.agents.taskdag import validate_plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -36,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from router.backends import Placeholders, default_data_dir
-    from router.harvest import harvest
+    from router.facade.backends import Placeholders, default_data_dir
+    from router.catalog.harvest import harvest
 
     servers_file = args.servers or (Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE)
     placeholders = Placeholders((args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db)))

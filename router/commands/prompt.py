@@ -5,16 +5,16 @@ import argparse
 import json
 from pathlib import Path
 
-from router.handoff import read_task_brief
-from router.prefix import assemble
-from router.provider_bodies import (
+from router.agents.handoff import read_task_brief
+from router.agents.prefix import assemble
+from router.agents.provider_bodies import (
     DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_OPENAI_MODEL,
     DEFAULT_USER_MESSAGE,
     anthropic_body,
     openai_body,
 )
-from router.roles import ROLE_NAMES
+from router.agents.roles import ROLE_NAMES
 
 FORMATS = ("text", "json", "anthropic", "openai")
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from router.commands import add_db_option
 from router.db import connect
 from router.errors import QueryError
-from router.evaluation import read_query_file, router_ranker, run_ranker
-from router.inspect import inspect_tool
-from router.metatools import DEFAULT_LIMIT
+from router.catalog.evaluation import read_query_file, router_ranker, run_ranker
+from router.catalog.tool_schema import inspect_tool
+from router.catalog.search import DEFAULT_LIMIT
 from router.paths import resolve_db_path
-from router.search import search
+from router.catalog.search import search
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -3,7 +3,7 @@
 One allow rule per role. A rule matches when the caller's JWT `role` claim names the role
 and the tool is one the role may call: any tool of the role's own router target (that
 router enforces the matrix itself), or a catalog tool on its backend target that
-router.roles.may_call allows. agentgateway allows a request when any rule matches; a rule
+router.agents.roles.may_call allows. agentgateway allows a request when any rule matches; a rule
 that errors (no JWT, a prompt instead of a tool) does not match, so everything not listed
 is denied, including tools a backend adds after the catalog was built.
 """
@@ -18,7 +18,7 @@ import cel
 from router.configs.inputs import CatalogEntry
 from router.configs.naming import router_entry_name
 from router.errors import RouterError
-from router.roles import Role, may_call
+from router.agents.roles import Role, may_call
 
 # The JWT claim that carries the caller's role (jwt.<claim> in agentgateway's CEL context).
 ROLE_CLAIM = "role"

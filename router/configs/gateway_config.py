@@ -13,7 +13,7 @@ from typing import Any
 from router.configs.cel_rules import role_rules
 from router.configs.inputs import ConfigInputs
 from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR, router_entry_name
-from router.roles import ROLE_ENV_VAR
+from router.agents.roles import ROLE_ENV_VAR
 from router.servers import ServerConfig
 
 GATEWAY_PORT = 3000

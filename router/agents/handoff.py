@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from router.errors import RouterError
-from router.roles import ROLE_NAMES
+from router.agents.roles import ROLE_NAMES
 
 TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # A full git object name as `git rev-parse HEAD` prints it: abbreviations and uppercase are

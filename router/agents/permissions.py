@@ -1,4 +1,4 @@
-"""OpenCode permission rules per role, generated from the role matrix (router.roles).
+"""OpenCode permission rules per role, generated from the role matrix (router.agents.roles).
 
 OpenCode flattens an agent's `permission` object into an ordered rule list
 (`{permission, pattern, action}`) and the last rule matching both the tool and its input
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from router.roles import ROLE_MATRIX, Access, Role
+from router.agents.roles import ROLE_MATRIX, Access, Role
 
 ALLOW, ASK, DENY = Access.ALLOW.value, Access.ASK.value, Access.DENY.value
 EVERY_INPUT = "*"

@@ -25,12 +25,13 @@ import apsw
 from router.clock import unix_now
 from router.db import PerConnection, catalog_version
 from router.errors import QueryError
-from router.metatools import MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT
 
-try:  # the breaker owns its window; search only reads the rows it writes
-    from router.breaker import OPEN_SECONDS as BREAKER_OPEN_SECONDS
-except ImportError:  # pragma: no cover - breaker not installed yet
-    BREAKER_OPEN_SECONDS = 60.0
+# the breaker owns its window; search only reads the rows it writes
+from router.facade.breaker import OPEN_SECONDS as BREAKER_OPEN_SECONDS
+
+# What a query may be: the meta-tool's own limits (router/facade/definitions.py shows them).
+MAX_QUERY_CHARS = 16_384
+MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
 # The score's weights. A trigger phrase is a hand-written promise that the tool is what such
 # a query wants, so it outweighs any lexical evidence; a boost keyword is weaker (a single

@@ -3,7 +3,7 @@
 A backend is started on first need ("wake"), kept for reuse, stopped after its idle time,
 and stopped with the router. Each running backend is owned by one supervisor task, because
 its process (or the SDK's HTTP client) must be entered and left in the same task; calls from
-any request borrow its session: router/backend_session.py (the process and a lean JSON-RPC
+any request borrow its session: router/facade/backend_session.py (the process and a lean JSON-RPC
 session on its pipes) for a command, the SDK's Client for a URL. A crash, a hang past the
 timeout, a backend that cannot start and a missing program all raise BackendError, which
 the caller counts as a failure for the circuit breaker.
@@ -28,9 +28,9 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from router import audit
-from router.backend_session import StdioBackendSession, backend_process
-from router.backend_stderr import BackendStderr
+from router.facade import audit
+from router.facade.backend_session import StdioBackendSession, backend_process
+from router.facade.backend_stderr import BackendStderr
 from router.errors import RouterError
 from router.paths import PROJECT_ROOT
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig

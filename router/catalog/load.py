@@ -12,11 +12,11 @@ from pathlib import Path
 import apsw
 from pydantic import ValidationError
 
-from router import tooltext
+from router.catalog import tool_text
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
-from router.models import CatalogTool, SeedFile, UserCatalogLine
+from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 
 # A user catalog line without these gets them from here.
 DEFAULT_USER_PROFILE = "custom"
@@ -176,11 +176,11 @@ def tool_row(tool: CatalogTool, *, server: str, catalog_name: str) -> ToolRow:
         backend_name=tool.name,
         server=server,
         description=tool.description,
-        summary=tooltext.summary(tool.description),
+        summary=tool_text.summary(tool.description),
         input_schema=json.dumps(tool.inputSchema, ensure_ascii=False, sort_keys=True),
         annotations=json.dumps(annotations, ensure_ascii=False, sort_keys=True),
-        name_words=tooltext.name_words(tool.name),
-        arg_text=tooltext.arg_text(tool.inputSchema),
+        name_words=tool_text.name_words(tool.name),
+        arg_text=tool_text.arg_text(tool.inputSchema),
         triggers="\n".join(tool.triggers),
         boost="\n".join(tool.boost),
         mutating=0 if tool.read_only else 1,

@@ -10,7 +10,7 @@ the same for every role) routes all roles to the same cache.
 
 from typing import Any
 
-from router.prefix import AssembledPrompt, canonical_tools
+from router.agents.prefix import AssembledPrompt, canonical_tools
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4.1"

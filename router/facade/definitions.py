@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-MAX_QUERY_CHARS = 16_384
-MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
+from router.catalog.search import DEFAULT_LIMIT
+
 
 SEARCH_TOOLS = "mcp_search_tools"
 INSPECT_SCHEMA = "mcp_inspect_schema"

@@ -17,7 +17,7 @@ from pathlib import Path
 import apsw
 
 from router.errors import QueryError
-from router.search import search
+from router.catalog.search import search
 
 RANK_DEPTH = 10
 

@@ -1,6 +1,6 @@
 """The three meta-tools as plain functions: `(ctx, args) -> result`.
 
-Each reads one view from schema.sql; the MCP layer in router/server.py only wraps them.
+Each reads one view from schema.sql; the MCP layer in router/facade/server.py only wraps them.
 An error a model can act on is raised as ToolCallError (its message is what the model
 reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
 """
@@ -19,13 +19,15 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-from router import audit, breaker
-from router.backends import BackendError, BackendPool
+from router.facade import audit
+
+from router.facade import breaker
+from router.facade.backends import BackendError, BackendPool
 from router.clock import unix_now
 from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import QueryError, RouterError, UnknownToolError
-from router.inspect import inspect_tool
-from router.metatools import (
+from router.catalog.tool_schema import inspect_tool
+from router.facade.definitions import (
     CALL_TOOL,
     INSPECT_SCHEMA,
     SEARCH_TOOLS,
@@ -33,8 +35,8 @@ from router.metatools import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
-from router.roles import Role, may_call
-from router.search import search
+from router.agents.roles import Role, may_call
+from router.catalog.search import search
 
 # Validation errors listed back to the model; more is noise.
 MAX_ARGUMENT_ERRORS = 5

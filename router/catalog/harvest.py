@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from router.backends import Placeholders, fetch_tool_list
+from router.facade.backends import Placeholders, fetch_tool_list
 from router.errors import SeedError
 from router.hashing import content_hash
-from router.models import SeedFile
+from router.catalog.models import SeedFile
 from router.servers import ServersConfig
 
 ROUTER_FIELDS = ("triggers", "boost")

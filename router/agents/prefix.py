@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from router.errors import RouterError
-from router.handoff import PROFILE_PATTERN, TaskBrief
+from router.agents.handoff import PROFILE_PATTERN, TaskBrief
 from router.hashing import b3_hex, canonical_bytes
-from router.metatools import meta_tool_definitions
+from router.facade.definitions import meta_tool_definitions
 from router.paths import ROLES_DIR
-from router.permissions import ALLOW, edit_action
-from router.roles import Role, get_role
+from router.agents.permissions import ALLOW, edit_action
+from router.agents.roles import Role, get_role
 
 SHARED_CONTEXT_FILE = "00-shared-context.md"
 DEFAULT_PROFILE = "core"

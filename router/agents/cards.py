@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from router import __version__
 from router.errors import RouterError
-from router.roles import ROLE_MATRIX, Role
+from router.agents.roles import ROLE_MATRIX, Role
 
 A2A_PROTOCOL_VERSION = "1.0"
 PROTOCOL_BINDING = "JSONRPC"

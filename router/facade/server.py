@@ -1,8 +1,8 @@
 """The MCP facade: three meta-tools over stdio or Streamable HTTP, as thin async wrappers.
 
-`tools/list` is one frozen result built from router.metatools at import time, so its bytes
+`tools/list` is one frozen result built from router.facade.definitions at import time, so its bytes
 cannot depend on role, profile, catalog or backend state. `tools/call` dispatches by name to
-router.tools; every error comes back as an MCP tool error (isError: true) with a message a
+router.facade.handlers; every error comes back as an MCP tool error (isError: true) with a message a
 model can act on. The database is opened once, in the lifespan; SQL runs synchronously
 between awaits, so no transaction is ever held across one.
 """
@@ -24,16 +24,18 @@ import apsw
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from router import __version__, tools
-from router.backends import BackendPool, Placeholders, default_data_dir
-from router.breaker import BreakerPolicy
+from router import __version__
+
+from router.facade import handlers
+from router.facade.backends import BackendPool, Placeholders, default_data_dir
+from router.facade.breaker import BreakerPolicy
 from router.clock import unix_now
 from router.db import connect
 from router.errors import RouterError
-from router.metatools import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
-from router.roles import Role, UnknownRoleError, get_role
+from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.agents.roles import Role, UnknownRoleError, get_role
 from router.servers import ServersConfig
-from router.stdio_transport import event_loop_stdio_server
+from router.facade.stdio_transport import event_loop_stdio_server
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +141,7 @@ def _policy(servers: ServersConfig) -> BreakerPolicy:
     )
 
 
-def _facade_context(state: RouterState, request: Any) -> tools.FacadeContext:
+def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
     role, session_id = state.options.role, state.options.session_id
     headers = getattr(request, "headers", None)
     if headers is not None:
@@ -150,7 +152,7 @@ def _facade_context(state: RouterState, request: Any) -> tools.FacadeContext:
             except UnknownRoleError as exc:
                 raise RouterError(f"HTTP header {ROLE_HEADER}: {exc}") from None
         session_id = headers.get(SESSION_HEADER) or session_id
-    return tools.FacadeContext(
+    return handlers.FacadeContext(
         conn=state.conn,
         role=role,
         session_id=session_id,
@@ -171,18 +173,18 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-async def _search(ctx: tools.FacadeContext, args: Any) -> types.CallToolResult:
-    return _json_result(tools.search_tools(ctx, args))
+async def _search(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResult:
+    return _json_result(handlers.search_tools(ctx, args))
 
 
-async def _inspect(ctx: tools.FacadeContext, args: Any) -> types.CallToolResult:
-    return _json_result(tools.inspect_schema(ctx, args))
+async def _inspect(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResult:
+    return _json_result(handlers.inspect_schema(ctx, args))
 
 
-_HANDLERS: dict[str, Callable[[tools.FacadeContext, Any], Awaitable[types.CallToolResult]]] = {
+_HANDLERS: dict[str, Callable[[handlers.FacadeContext, Any], Awaitable[types.CallToolResult]]] = {
     SEARCH_TOOLS: _search,
     INSPECT_SCHEMA: _inspect,
-    CALL_TOOL: tools.call_tool,
+    CALL_TOOL: handlers.call_tool,
 }
 
 
