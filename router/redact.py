@@ -14,8 +14,12 @@ REDACTED = "[REDACTED]"
 
 # Known shapes of credentials. Order matters only for readability: every match is replaced.
 TOKEN_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
-    ("private key", re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)),
+    (
+        "private key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S
+        ),
+    ),
     ("openrouter key", re.compile(r"\bsk-or-(?:v\d+-)?[A-Za-z0-9]{20,}")),
     ("anthropic key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
     ("openai-style key", re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_\-]{20,}")),
@@ -69,8 +73,10 @@ class Redactor:
             text, n = pattern.subn(REDACTED, text)
             self._count(kind, n)
         text, n = ASSIGNMENT.subn(
-            lambda m: m.group("name") + m.group("quote") + (
-                m.group("value") if m.group("value") == REDACTED else REDACTED
+            lambda m: (
+                m.group("name")
+                + m.group("quote")
+                + (m.group("value") if m.group("value") == REDACTED else REDACTED)
             ),
             text,
         )

@@ -17,15 +17,26 @@ from router.db import connect
 
 API_KEY = "sk-or-v1-" + "5e" * 32
 TIERS = {
-    "local_model": {"used": "hermes3 (ollama)", "tried": "asked for a proof of cleanMerge_preservesGap",
-                    "failure": "produced a proof that does not typecheck"},
-    "frontier_model": {"used": "claude-opus", "tried": "native_decide, canonicalize+simp",
-                       "failure": "simp times out: the List.zip term is too large"},
-    "skill_system": {"used": "lean-prover skill", "tried": "exhaustive list match with the skill's tactics",
-                     "failure": "maximum recursion depth reached in the elaborator"},
+    "local_model": {
+        "used": "hermes3 (ollama)",
+        "tried": "asked for a proof of cleanMerge_preservesGap",
+        "failure": "produced a proof that does not typecheck",
+    },
+    "frontier_model": {
+        "used": "claude-opus",
+        "tried": "native_decide, canonicalize+simp",
+        "failure": "simp times out: the List.zip term is too large",
+    },
+    "skill_system": {
+        "used": "lean-prover skill",
+        "tried": "exhaustive list match with the skill's tactics",
+        "failure": "maximum recursion depth reached in the elaborator",
+    },
 }
-LEAN_PROBLEM = ("break glass: cleanMerge_preservesGap sorry in the Lean lemma; native_decide and simp "
-                "cannot reduce the List.zip term")
+LEAN_PROBLEM = (
+    "break glass: cleanMerge_preservesGap sorry in the Lean lemma; native_decide and simp "
+    "cannot reduce the List.zip term"
+)
 
 
 def prepared_db(path: Path, prices: Path = DEFAULT_PRICES) -> Path:
@@ -72,16 +83,33 @@ def write_config(path: Path, overrides: dict | None = None) -> Path:
     return path
 
 
-def server_params(db: Path, config: Path, workspace: Path, stub_url: str, *, session: str | None = None,
-                  api_key: str | None = API_KEY, extra_env: dict | None = None) -> StdioServerParameters:
+def server_params(
+    db: Path,
+    config: Path,
+    workspace: Path,
+    stub_url: str,
+    *,
+    session: str | None = None,
+    api_key: str | None = API_KEY,
+    extra_env: dict | None = None,
+) -> StdioServerParameters:
     env = dict(os.environ)
     env["OPENROUTER_BASE_URL"] = stub_url
     env.pop("OPENROUTER_API_KEY", None)
     if api_key is not None:
         env["OPENROUTER_API_KEY"] = api_key
     env.update(extra_env or {})
-    args = ["-m", "router", "break-glass", "--db", str(db), "--config", str(config),
-            "--workspace", str(workspace)]
+    args = [
+        "-m",
+        "router",
+        "break-glass",
+        "--db",
+        str(db),
+        "--config",
+        str(config),
+        "--workspace",
+        str(workspace),
+    ]
     if session:
         args += ["--session", session]
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(workspace))

@@ -10,6 +10,9 @@ import pytest
 from router.db import connect
 from router.paths import SEEDS_DIR
 
+# the real-backend fixtures every facade test module uses, registered once here
+from tests.facade_support import anyio_backend, facade, harvested_catalog  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path, monkeypatch):

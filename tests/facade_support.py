@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from router.facade.backends import Placeholders, fetch_tool_list
 from router.catalog.load import load_catalog
 from router.db import connect
+from router.facade.backends import Placeholders, fetch_tool_list
 from router.servers import load_servers
 from tests.db_rows import rows
 
@@ -203,8 +203,9 @@ async def wait_until(predicate, timeout_s: float = 10.0, interval_s: float = 0.0
 
 # --- fixtures (imported by the test_facade_* modules) ---------------------------------------
 
-import pytest  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+
+import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -272,8 +273,11 @@ class RawStdioClient:
         self._next_id = 0
         self.initialize_result = self.request(
             "initialize",
-            {"protocolVersion": protocol_version, "capabilities": {},
-             "clientInfo": {"name": "raw-test-client", "version": "0"}},
+            {
+                "protocolVersion": protocol_version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test-client", "version": "0"},
+            },
         )
         self.notify("notifications/initialized")
 

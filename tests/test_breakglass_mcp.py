@@ -2,15 +2,24 @@
 with OPENROUTER_BASE_URL pointing at the local OpenRouter stub on 127.0.0.1: every gate,
 refusal, outcome and provider error, with the rows each leaves in the SQLite file."""
 
+import itertools
 import json
 
 import pytest
 
 from router.breakglass.pricing import usd_text_to_micro_ceil
 from router.breakglass.settings import DEFAULT_PRICES
+from tests.breakglass_support import (
+    API_KEY,
+    LEAN_PROBLEM,
+    TIERS,
+    arguments,
+    break_glass_client,
+    prepared_db,
+    server_params,
+    write_config,
+)
 from tests.db_rows import rows
-from tests.breakglass_support import (API_KEY, LEAN_PROBLEM, TIERS, arguments, break_glass_client,
-                                      prepared_db, server_params, write_config)
 from tests.openrouter_stub import OpenRouterStub
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -36,7 +45,8 @@ def workspace(tmp_path):
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "Gap.lean").write_text(
         "theorem cleanMerge_preservesGap (xs : List Nat) : True := by\n  sorry\n"
-        f"-- scratch note: ANTHROPIC_API_KEY={SECRET_IN_FILE}\n")
+        f"-- scratch note: ANTHROPIC_API_KEY={SECRET_IN_FILE}\n"
+    )
     (ws / "AGENTS.md").write_text("Lean is the source of truth. No sorry in committed code.\n")
     (ws / ".env").write_text(f"OPENROUTER_API_KEY={API_KEY}\nDB_PASSWORD=hunter2-correct-horse\n")
     return ws
@@ -48,8 +58,12 @@ def db(tmp_path):
 
 
 def ledger_kinds(db, invocation_id):
-    return [r["kind"] for r in rows(db, "SELECT kind FROM cost_ledger WHERE invocation_id = ? ORDER BY id",
-                                    (invocation_id,))]
+    return [
+        r["kind"]
+        for r in rows(
+            db, "SELECT kind FROM cost_ledger WHERE invocation_id = ? ORDER BY id", (invocation_id,)
+        )
+    ]
 
 
 def result_of(call):
@@ -69,13 +83,30 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
         assert [t.name for t in listed] == ["break_glass"]
         tool = listed[0]
         assert tool.annotations.read_only_hint is False
-        assert {"problem", "earlier_tiers", "context_files", "problem_type", "budget",
-                "confirmation_token"} <= set(tool.input_schema["properties"])
-        tiers = {**TIERS, "skill_system": {**TIERS["skill_system"],
-                                           "failure": f"the skill's fetch failed with key {SECRET_IN_EVIDENCE}"}}
-        call = await client.call_tool("break_glass", {
-            "problem": LEAN_PROBLEM + f" (the CI token {SECRET_IN_PROBLEM} is not the cause)",
-            "earlier_tiers": tiers, "context_files": ["src/Gap.lean", ".env"]}, progress_callback=on_progress)
+        assert {
+            "problem",
+            "earlier_tiers",
+            "context_files",
+            "problem_type",
+            "budget",
+            "confirmation_token",
+        } <= set(tool.input_schema["properties"])
+        tiers = {
+            **TIERS,
+            "skill_system": {
+                **TIERS["skill_system"],
+                "failure": f"the skill's fetch failed with key {SECRET_IN_EVIDENCE}",
+            },
+        }
+        call = await client.call_tool(
+            "break_glass",
+            {
+                "problem": LEAN_PROBLEM + f" (the CI token {SECRET_IN_PROBLEM} is not the cause)",
+                "earlier_tiers": tiers,
+                "context_files": ["src/Gap.lean", ".env"],
+            },
+            progress_callback=on_progress,
+        )
     result = result_of(call)
     assert result["status"] == "ok" and result["mode"] == "fusion"
     assert result["problem_type"] == "lean_proof" and "keyword 'sorry'" in result["classification"]
@@ -90,12 +121,20 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
     assert sent["headers"]["x-title"] == "context-router break-glass"
     body = sent["body"]
     assert body["model"] == "openrouter/fusion"
-    assert body["plugins"] == [{"id": "fusion", "model": "anthropic/claude-opus-4.8",
-                                "analysis_models": ["anthropic/claude-opus-4.8", "deepseek/deepseek-v4",
-                                                    "google/gemini-3.1-pro"]}]
+    assert body["plugins"] == [
+        {
+            "id": "fusion",
+            "model": "anthropic/claude-opus-4.8",
+            "analysis_models": ["anthropic/claude-opus-4.8", "deepseek/deepseek-v4", "google/gemini-3.1-pro"],
+        }
+    ]
     assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"]["required"] == ["diagnosis", "solution",
-                                                                             "alternatives", "risks"]
+    assert body["response_format"]["json_schema"]["schema"]["required"] == [
+        "diagnosis",
+        "solution",
+        "alternatives",
+        "risks",
+    ]
     assert body["max_tokens"] == 4000
     prompt = body["messages"][1]["content"]
     assert "cleanMerge_preservesGap" in prompt and "No sorry in committed code" in prompt
@@ -109,8 +148,14 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
 
     # progress: the five stages in order, strictly increasing
     stages = [m.split(":")[0] for _, _, m in progress]
-    assert [s for s in stages if s != "waiting for the panel"] == ["classify", "context", "estimate", "panel", "judge"]
-    assert all(b[0] > a[0] for a, b in zip(progress, progress[1:]))
+    assert [s for s in stages if s != "waiting for the panel"] == [
+        "classify",
+        "context",
+        "estimate",
+        "panel",
+        "judge",
+    ]
+    assert all(b[0] > a[0] for a, b in itertools.pairwise(progress))
 
     # the cost: estimate before, reservation of the worst case, settlement with usage.cost
     cost = result["cost"]
@@ -118,11 +163,13 @@ async def test_fusion_call_end_to_end(db, tmp_path, workspace, stub):
     assert 0 < cost["actual_micro_usd"] <= cost["reserved_micro_usd"]
     invocation = result["invocation_id"]
     assert ledger_kinds(db, invocation) == ["estimate", "reservation", "settlement", "release", "outcome"]
-    settled = rows(db, "SELECT micro_usd FROM cost_ledger WHERE invocation_id = ? AND kind = 'settlement'",
-                   (invocation,))[0]["micro_usd"]
+    settled = rows(
+        db, "SELECT micro_usd FROM cost_ledger WHERE invocation_id = ? AND kind = 'settlement'", (invocation,)
+    )[0]["micro_usd"]
     assert settled == cost["actual_micro_usd"]
-    stored = rows(db, "SELECT status, mode, problem, diagnosis FROM breakglass_invocations WHERE id = ?",
-                  (invocation,))[0]
+    stored = rows(
+        db, "SELECT status, mode, problem, diagnosis FROM breakglass_invocations WHERE id = ?", (invocation,)
+    )[0]
     assert stored["status"] == "ok" and stored["mode"] == "fusion" and stored["diagnosis"]
     assert SECRET_IN_PROBLEM not in stored["problem"] and "[REDACTED]" in stored["problem"]
 
@@ -134,7 +181,10 @@ async def test_refusals_say_what_is_missing_and_leave_rows(db, tmp_path, workspa
         ({"problem": "fix the lemma please", "earlier_tiers": TIERS}, "must start with 'break glass:'"),
         ({"problem": LEAN_PROBLEM, "earlier_tiers": bad_tiers}, "earlier_tiers.skill_system: no evidence"),
         ({"problem": LEAN_PROBLEM}, "earlier_tiers.local_model: no evidence"),
-        (arguments(context_files=["../outside.txt"]), "context_files[0] (../outside.txt): outside the workspace"),
+        (
+            arguments(context_files=["../outside.txt"]),
+            "context_files[0] (../outside.txt): outside the workspace",
+        ),
         (arguments(context_files=["src/Missing.lean"]), "no such file in the workspace"),
         (arguments(problem_type="code_bug"), "escalate to a person"),
         (arguments(budget=0.01), "above this call's budget $0.01"),
@@ -145,7 +195,9 @@ async def test_refusals_say_what_is_missing_and_leave_rows(db, tmp_path, workspa
             call = await client.call_tool("break_glass", args)
             assert call.is_error, args
             assert expected in call.content[0].text
-    async with break_glass_client(server_params(db, config, workspace, stub.base_url, api_key=None)) as client:
+    async with break_glass_client(
+        server_params(db, config, workspace, stub.base_url, api_key=None)
+    ) as client:
         call = await client.call_tool("break_glass", arguments())
         assert call.is_error and "OPENROUTER_API_KEY is not set" in call.content[0].text
     assert stub.requests == []  # nothing reached OpenRouter
@@ -178,10 +230,15 @@ async def test_session_caps_calls_and_money(db, tmp_path, workspace, stub):
 
 
 async def test_provider_errors_and_fallback(db, tmp_path, workspace, stub):
-    config = write_config(tmp_path / "bg.toml", {"cost.session_max_invocations": 50,
-                                                 "cost.session_max_usd": 100.0,
-                                                 "openrouter.timeout_seconds": 1.5,
-                                                 "openrouter.max_retry_after_seconds": 5})
+    config = write_config(
+        tmp_path / "bg.toml",
+        {
+            "cost.session_max_invocations": 50,
+            "cost.session_max_usd": 100.0,
+            "openrouter.timeout_seconds": 1.5,
+            "openrouter.max_retry_after_seconds": 5,
+        },
+    )
     panel = ["anthropic/claude-opus-4.8", "deepseek/deepseek-v4", "google/gemini-3.1-pro"]
 
     async def run(client, *script):
@@ -228,24 +285,40 @@ async def test_provider_errors_and_fallback(db, tmp_path, workspace, stub):
         judge_prompt = stub.requests[-1]["body"]["messages"][1]["content"]
         assert "Panelist google/gemini-3.1-pro" in judge_prompt and "Panelist deepseek" not in judge_prompt
         # the fan-out's judge malformed twice: failed outcome
-        result, routes = await run(client, ("fusion", "502"), ("judge", "malformed_answer"),
-                                   ("judge", "malformed_answer"))
+        result, routes = await run(
+            client, ("fusion", "502"), ("judge", "malformed_answer"), ("judge", "malformed_answer")
+        )
         assert result["status"] == "failed" and routes.count("judge") == 2
         # usage missing from a response: counted at that call's worst case
         result, routes = await run(client, ("fusion", "no_usage"))
-        assert result["status"] == "ok" and result["cost"]["actual_micro_usd"] == \
-            result["cost"]["worst_case_micro_usd"] // 2
+        assert (
+            result["status"] == "ok"
+            and result["cost"]["actual_micro_usd"] == result["cost"]["worst_case_micro_usd"] // 2
+        )
 
     outcomes = rows(db, "SELECT status, mode FROM breakglass_invocations ORDER BY id")
-    assert [o["status"] for o in outcomes] == ["ok", "failed", "ok", "failed", "ok", "ok", "ok", "failed",
-                                               "ok", "failed", "ok"]
+    assert [o["status"] for o in outcomes] == [
+        "ok",
+        "failed",
+        "ok",
+        "failed",
+        "ok",
+        "ok",
+        "ok",
+        "failed",
+        "ok",
+        "failed",
+        "ok",
+    ]
     # every reservation was settled; nothing stays reserved
     open_reserved = rows(db, "SELECT open_reserved_micro_usd FROM v_cost_per_session")[0]
     assert open_reserved["open_reserved_micro_usd"] == 0
 
 
 async def test_fanout_when_fusion_is_off(db, tmp_path, workspace, stub):
-    config = write_config(tmp_path / "bg.toml", {"openrouter.fusion": False, "openrouter.heartbeat_seconds": 0.2})
+    config = write_config(
+        tmp_path / "bg.toml", {"openrouter.fusion": False, "openrouter.heartbeat_seconds": 0.2}
+    )
     stub.delay_seconds = 0.5
     progress = []
 
@@ -253,11 +326,14 @@ async def test_fanout_when_fusion_is_off(db, tmp_path, workspace, stub):
         progress.append((value, message))
 
     async with break_glass_client(server_params(db, config, workspace, stub.base_url)) as client:
-        result = result_of(await client.call_tool("break_glass", arguments(problem_type="code_bug"),
-                                                  progress_callback=on_progress))
+        result = result_of(
+            await client.call_tool(
+                "break_glass", arguments(problem_type="code_bug"), progress_callback=on_progress
+            )
+        )
     # while the panel and the judge think (about 1 s), the client keeps hearing from the server
     assert sum(1 for _, m in progress if m == "waiting for the panel") >= 3
-    assert all(b[0] > a[0] for a, b in zip(progress, progress[1:]))
+    assert all(b[0] > a[0] for a, b in itertools.pairwise(progress))
     routes = stub.routes()
     assert result["mode"] == "fanout" and "fusion" not in routes
     assert sorted(routes[:3]) == sorted(["openai/gpt-5.5", "anthropic/claude-fable", "moonshotai/kimi-k2.6"])
@@ -266,5 +342,4 @@ async def test_fanout_when_fusion_is_off(db, tmp_path, workspace, stub):
     arrivals = [r["at"] for r in stub.requests[:3]]
     assert max(arrivals) - min(arrivals) < stub.delay_seconds
     # settled with exactly the usage.cost the provider reported, call by call
-    assert result["cost"]["actual_micro_usd"] == sum(
-        usd_text_to_micro_ceil(r["cost"]) for r in stub.requests)
+    assert result["cost"]["actual_micro_usd"] == sum(usd_text_to_micro_ceil(r["cost"]) for r in stub.requests)

@@ -12,7 +12,14 @@ import pytest
 from router.breakglass import ledger
 from router.breakglass.settings import DEFAULT_PRICES
 from router.db import connect, query_dicts
-from tests.breakglass_support import API_KEY, arguments, break_glass_client, prepared_db, server_params, write_config
+from tests.breakglass_support import (
+    API_KEY,
+    arguments,
+    break_glass_client,
+    prepared_db,
+    server_params,
+    write_config,
+)
 from tests.openrouter_stub import OpenRouterStub
 
 pytestmark = pytest.mark.slow
@@ -46,8 +53,11 @@ def test_racing_processes_never_exceed_the_caps(tmp_path, max_invocations, max_m
     racers = []
     for _ in range(6):
         # opened one after another (opening is not what this test races), then released together
-        racer = subprocess.Popen([sys.executable, "-c", RACER, str(db), str(go), "6", str(max_invocations),
-                                  str(max_micro)], stdout=subprocess.PIPE, text=True)
+        racer = subprocess.Popen(
+            [sys.executable, "-c", RACER, str(db), str(go), "6", str(max_invocations), str(max_micro)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert racer.stdout.readline().strip() == "ready"
         racers.append(racer)
     go.touch()
@@ -80,8 +90,11 @@ async def test_parallel_servers_sharing_a_session_respect_the_call_cap(tmp_path)
             params = server_params(db, config, workspace, stub.base_url, session="shared-session")
             async with break_glass_client(params) as client:
                 call = await client.call_tool("break_glass", arguments())
-                outcomes.append("refused: " + call.content[0].text if call.is_error
-                                else json.loads(call.content[0].text)["status"])
+                outcomes.append(
+                    "refused: " + call.content[0].text
+                    if call.is_error
+                    else json.loads(call.content[0].text)["status"]
+                )
 
         async with anyio.create_task_group() as group:
             for _ in range(6):

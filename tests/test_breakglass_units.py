@@ -9,16 +9,16 @@ from decimal import Decimal
 
 import pytest
 
-from tests.breakglass_support import API_KEY, TIERS
 from router.breakglass import ledger
 from router.breakglass.classify import classify
 from router.breakglass.context import ContextError, assemble, fts_query, resolve_named
 from router.breakglass.gate import EarlierTiers, gate_refusal
 from router.breakglass.pricing import PriceError, estimate_run, load_prices, read_prices
-from router.redact import REDACTED, Redactor
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
 from router.db import connect, query_dicts
 from router.paths import SEEDS_DIR
+from router.redact import REDACTED, Redactor
+from tests.breakglass_support import API_KEY, TIERS
 
 SECRETS = {
     "openrouter": API_KEY,
@@ -43,15 +43,17 @@ def tiers(**override):
 
 # -- gate ---------------------------------------------------------------------------------
 
+
 def test_gate_passes_trigger_and_three_tiers():
     assert gate_refusal("break glass: the lemma cannot be closed by simp", tiers()) is None
     assert gate_refusal("  Break Glass: the lemma cannot be closed by simp", tiers()) is None
 
 
 def test_gate_names_every_missing_piece():
-    message = gate_refusal("please fix my lemma", tiers(skill_system=None,
-                                                       frontier_model={"used": "gpt", "tried": "simp and omega",
-                                                                       "failure": ""}))
+    message = gate_refusal(
+        "please fix my lemma",
+        tiers(skill_system=None, frontier_model={"used": "gpt", "tried": "simp and omega", "failure": ""}),
+    )
     assert "must start with 'break glass:'" in message
     assert "earlier_tiers.skill_system: no evidence that the skill/tool system was tried" in message
     assert "earlier_tiers.frontier_model.failure: how it failed" in message
@@ -67,16 +69,22 @@ def test_gate_refuses_missing_evidence_and_empty_statement():
 
 # -- classification -------------------------------------------------------------------------
 
+
 def test_classifier_is_deterministic_and_explains(settings):
     lean = classify(settings, "cleanMerge_preservesGap sorry: simp cannot close the lemma", ["src/Gap.lean"])
     assert lean.problem_type == "lean_proof"
     assert "keyword 'sorry'" in lean.explanation and "file src/Gap.lean" in lean.explanation
-    assert classify(settings, "cleanMerge_preservesGap sorry: simp cannot close the lemma",
-                    ["src/Gap.lean"]) == lean
+    assert (
+        classify(settings, "cleanMerge_preservesGap sorry: simp cannot close the lemma", ["src/Gap.lean"])
+        == lean
+    )
     infra = classify(settings, "the docker container cannot reach dns inside kubernetes", [])
     assert infra.problem_type == "infra_debug"
     assert classify(settings, "the conjecture needs an asymptotic bound", []).problem_type == "math_novel"
-    assert classify(settings, "should this module boundary become an interface", []).problem_type == "architecture"
+    assert (
+        classify(settings, "should this module boundary become an interface", []).problem_type
+        == "architecture"
+    )
     assert classify(settings, "the test fails with a traceback", ["a.py"]).problem_type == "code_bug"
 
 
@@ -87,13 +95,20 @@ def test_classifier_without_signal_says_so(settings):
 
 # -- secret removal -------------------------------------------------------------------------
 
+
 def test_redactor_removes_known_secret_shapes():
-    text = "\n".join([
-        f"key {SECRETS['openrouter']} here", f"ANTHROPIC={SECRETS['anthropic']}",
-        f"aws {SECRETS['aws']}", f"gh {SECRETS['github']}", f"Authorization: Bearer {SECRETS['jwt']}",
-        f"db_password = '{SECRETS['password']}'", "postgres://admin:s3cretpass@db:5432/x",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
-    ])
+    text = "\n".join(
+        [
+            f"key {SECRETS['openrouter']} here",
+            f"ANTHROPIC={SECRETS['anthropic']}",
+            f"aws {SECRETS['aws']}",
+            f"gh {SECRETS['github']}",
+            f"Authorization: Bearer {SECRETS['jwt']}",
+            f"db_password = '{SECRETS['password']}'",
+            "postgres://admin:s3cretpass@db:5432/x",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        ]
+    )
     redactor = Redactor(environ={})
     out = redactor.text(text)
     for value in [*SECRETS.values(), "s3cretpass", "b3BlbnNzaC1rZXktdjEAAAAA"]:
@@ -113,24 +128,40 @@ def test_redactor_env_values_and_dotenv():
 
 # -- prices and estimates -----------------------------------------------------------------
 
+
 def test_prices_load_exactly_and_idempotently(conn):
     assert load_prices(conn, DEFAULT_PRICES) == 7
-    first = query_dicts(conn, "SELECT model, prompt_picodollars_per_tok, completion_picodollars_per_tok "
-                              "FROM model_prices ORDER BY model")
+    first = query_dicts(
+        conn,
+        "SELECT model, prompt_picodollars_per_tok, completion_picodollars_per_tok "
+        "FROM model_prices ORDER BY model",
+    )
     load_prices(conn, DEFAULT_PRICES)
-    again = query_dicts(conn, "SELECT model, prompt_picodollars_per_tok, completion_picodollars_per_tok "
-                              "FROM model_prices ORDER BY model")
+    again = query_dicts(
+        conn,
+        "SELECT model, prompt_picodollars_per_tok, completion_picodollars_per_tok "
+        "FROM model_prices ORDER BY model",
+    )
     assert first == again
     opus = read_prices(conn)["anthropic/claude-opus-4.8"]
     assert opus.prompt_pico == 5_000_000 and opus.completion_pico == 25_000_000  # $5 and $25 per M
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["data"][0]["pricing"].pop("prompt"), r"data\[0\] \(anthropic/claude-opus-4.8\).pricing.prompt: missing"),
-    (lambda d: d["data"][1]["pricing"].update(completion="cheap"), r"data\[1\].*pricing.completion: not a decimal"),
-    (lambda d: d["data"][2]["pricing"].update(prompt="-0.1"), r"data\[2\].*non-negative"),
-    (lambda d: d["data"].append(dict(d["data"][0])), r"data\[7\].*listed twice"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda d: d["data"][0]["pricing"].pop("prompt"),
+            r"data\[0\] \(anthropic/claude-opus-4.8\).pricing.prompt: missing",
+        ),
+        (
+            lambda d: d["data"][1]["pricing"].update(completion="cheap"),
+            r"data\[1\].*pricing.completion: not a decimal",
+        ),
+        (lambda d: d["data"][2]["pricing"].update(prompt="-0.1"), r"data\[2\].*non-negative"),
+        (lambda d: d["data"].append(dict(d["data"][0])), r"data\[7\].*listed twice"),
+    ],
+)
 def test_bad_price_file_names_the_field_and_keeps_old_prices(conn, tmp_path, mutate, message):
     load_prices(conn, DEFAULT_PRICES)
     document = json.loads(DEFAULT_PRICES.read_text())
@@ -147,13 +178,23 @@ def test_estimate_is_tokens_times_prices(conn):
     prices = read_prices(conn)
     panel = ["openai/gpt-5.5", "deepseek/deepseek-v4"]
     e = estimate_run(prices, panel, "anthropic/claude-opus-4.8", 10_000, 1_000, 4_000, 2)
-    expected = (Decimal("0.00000125") * 10_000 + Decimal("0.00001") * 1_000
-                + Decimal("0.0000003") * 10_000 + Decimal("0.0000012") * 1_000
-                + Decimal("0.000005") * (10_000 + 2 * 1_000) + Decimal("0.000025") * 1_000)
+    expected = (
+        Decimal("0.00000125") * 10_000
+        + Decimal("0.00001") * 1_000
+        + Decimal("0.0000003") * 10_000
+        + Decimal("0.0000012") * 1_000
+        + Decimal("0.000005") * (10_000 + 2 * 1_000)
+        + Decimal("0.000025") * 1_000
+    )
     assert e.expected_micro == int(expected * 1_000_000)
-    worst = (Decimal("0.00000125") * 10_000 + Decimal("0.00001") * 4_000
-             + Decimal("0.0000003") * 10_000 + Decimal("0.0000012") * 4_000
-             + Decimal("0.000005") * (10_000 + 2 * 4_000) + Decimal("0.000025") * 4_000)
+    worst = (
+        Decimal("0.00000125") * 10_000
+        + Decimal("0.00001") * 4_000
+        + Decimal("0.0000003") * 10_000
+        + Decimal("0.0000012") * 4_000
+        + Decimal("0.000005") * (10_000 + 2 * 4_000)
+        + Decimal("0.000025") * 4_000
+    )
     assert e.worst_run_micro == int(worst * 1_000_000) and e.worst_case_micro == 2 * e.worst_run_micro
     with pytest.raises(PriceError, match="no price in the catalog for vendor/unknown"):
         estimate_run(prices, ["vendor/unknown"], "anthropic/claude-opus-4.8", 10, 1, 1, 1)
@@ -163,12 +204,20 @@ def test_catalog_command_loads_prices(db_path, tmp_path):
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     shutil.copy(SEEDS_DIR / "time.json", seeds / "time.json")  # one seed: this test is about prices
-    done = subprocess.run([sys.executable, "-m", "router", "catalog", "--db", str(db_path), "--seeds", str(seeds)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "router", "catalog", "--db", str(db_path), "--seeds", str(seeds)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "7 model prices" in done.stdout
-    out = subprocess.run(["sqlite3", str(db_path), "SELECT count(*) FROM model_prices"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["sqlite3", str(db_path), "SELECT count(*) FROM model_prices"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "7"
 
 
@@ -180,24 +229,35 @@ def test_catalog_command_with_a_bad_price_file_writes_nothing(db_path, tmp_path)
     document["data"][3]["pricing"]["prompt"] = "free"
     bad = tmp_path / "models.json"
     bad.write_text(json.dumps(document))
-    done = subprocess.run([sys.executable, "-m", "router", "catalog", "--db", str(db_path), "--prices", str(bad)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "router", "catalog", "--db", str(db_path), "--prices", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
-    assert f"{bad}: data[3] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
-    counts = sqlite3_shell(db_path, "SELECT (SELECT count(*) FROM tools) AS tools, "
-                                    "(SELECT count(*) FROM model_prices) AS prices")
+    assert (
+        f"{bad}: data[3] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
+    )
+    counts = sqlite3_shell(
+        db_path, "SELECT (SELECT count(*) FROM tools) AS tools, (SELECT count(*) FROM model_prices) AS prices"
+    )
     assert counts == [{"tools": 0, "prices": 7}]  # neither the catalog nor the prices changed
 
 
 def test_config_errors_name_the_field(tmp_path):
     bad = tmp_path / "bg.toml"
-    bad.write_text((DEFAULT_PRICES.parent / "breakglass.toml").read_text().replace(
-        "session_max_invocations = 3", "session_max_invocations = -1"))
+    bad.write_text(
+        (DEFAULT_PRICES.parent / "breakglass.toml")
+        .read_text()
+        .replace("session_max_invocations = 3", "session_max_invocations = -1")
+    )
     with pytest.raises(ConfigError, match=r"cost.session_max_invocations"):
         load_settings(bad)
 
 
 # -- context --------------------------------------------------------------------------------
+
 
 def test_named_files_must_exist_inside_the_workspace(tmp_path):
     (tmp_path / "ok.py").write_text("x = 1\n")
@@ -224,16 +284,27 @@ def test_context_picks_relevant_files_within_bounds_and_scrubs(conn, settings, t
 
 
 def test_fts_query_quotes_every_term():
-    assert fts_query(['near', 'a"b']) == '"near" OR "a""b"'
+    assert fts_query(["near", 'a"b']) == '"near" OR "a""b"'
     assert fts_query([]) is None
 
 
 # -- ledger: caps and tokens ----------------------------------------------------------------
 
+
 def _invocation(conn, session="s1"):
-    return ledger.open_invocation(conn, session, problem="p", problem_type="code_bug", classification="",
-                                  complexity="low", panel=["m"], judge="j", context_tokens=1,
-                                  estimate=100, worst_case=1_000)
+    return ledger.open_invocation(
+        conn,
+        session,
+        problem="p",
+        problem_type="code_bug",
+        classification="",
+        complexity="low",
+        panel=["m"],
+        judge="j",
+        context_tokens=1,
+        estimate=100,
+        worst_case=1_000,
+    )
 
 
 def test_reserve_enforces_call_and_money_caps(conn):
@@ -250,7 +321,10 @@ def test_reserve_enforces_call_and_money_caps(conn):
     assert "exceeds $0.00" in ledger.reserve(conn, "s1", d, 1_300, money)
     e = _invocation(conn)
     assert ledger.reserve(conn, "s1", e, 1_200, money) is None
-    kinds = [r["kind"] for r in query_dicts(conn, "SELECT kind FROM cost_ledger WHERE invocation_id = ? ORDER BY id", (a,))]
+    kinds = [
+        r["kind"]
+        for r in query_dicts(conn, "SELECT kind FROM cost_ledger WHERE invocation_id = ? ORDER BY id", (a,))
+    ]
     assert kinds == ["estimate", "reservation", "settlement", "release", "outcome"]
 
 
@@ -261,18 +335,24 @@ def test_confirmation_token_is_one_time_and_bound(conn):
     stored = conn.execute("SELECT token_hash FROM breakglass_tokens").fetchone()[0]
     assert token not in stored and stored.startswith("b3:")
     other = _invocation(conn)
-    assert "different request" in ledger.reserve(conn, "s1", other, 10, caps, token=token, fingerprint="b3:x",
-                                                 estimate=2_500_000)
+    assert "different request" in ledger.reserve(
+        conn, "s1", other, 10, caps, token=token, fingerprint="b3:x", estimate=2_500_000
+    )
     higher = _invocation(conn)
-    assert "estimate rose" in ledger.reserve(conn, "s1", higher, 10, caps, token=token, fingerprint="b3:fp",
-                                             estimate=2_600_000)
+    assert "estimate rose" in ledger.reserve(
+        conn, "s1", higher, 10, caps, token=token, fingerprint="b3:fp", estimate=2_600_000
+    )
     ok = _invocation(conn)
-    assert ledger.reserve(conn, "s1", ok, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000) is None
+    assert (
+        ledger.reserve(conn, "s1", ok, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000) is None
+    )
     again = _invocation(conn)
-    assert "already used" in ledger.reserve(conn, "s1", again, 10, caps, token=token, fingerprint="b3:fp",
-                                            estimate=2_500_000)
-    assert "not one this server issued" in ledger.reserve(conn, "s1", _invocation(conn), 10, caps,
-                                                          token="bgc_forged", fingerprint="b3:fp", estimate=1)
+    assert "already used" in ledger.reserve(
+        conn, "s1", again, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000
+    )
+    assert "not one this server issued" in ledger.reserve(
+        conn, "s1", _invocation(conn), 10, caps, token="bgc_forged", fingerprint="b3:fp", estimate=1
+    )
 
 
 # -- views and docs -------------------------------------------------------------------------
@@ -294,21 +374,38 @@ def test_views_read_by_the_system_sqlite3_shell(conn, db_path):
     ledger.refuse(conn, "s9", refused, "estimate above budget")
     ledger.reserve(conn, "s9", running, 1_000, caps)
     session = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_session")
-    assert session == [{**session[0], "session_id": "s9", "invocations": 3, "calls": 2, "refusals": 1,
-                        "estimated_micro_usd": 300, "open_reserved_micro_usd": 1_000,
-                        "spent_micro_usd": 420, "spent_usd": "0.0004"}]
+    assert session == [
+        {
+            **session[0],
+            "session_id": "s9",
+            "invocations": 3,
+            "calls": 2,
+            "refusals": 1,
+            "estimated_micro_usd": 300,
+            "open_reserved_micro_usd": 1_000,
+            "spent_micro_usd": 420,
+            "spent_usd": "0.0004",
+        }
+    ]
     day = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_day")
     assert day[0]["calls"] == 2 and day[0]["spent_micro_usd"] == 420
     recent = sqlite3_shell(db_path, "SELECT id, status, mode, actual_usd, reason FROM v_breakglass_recent")
     assert recent == [
         {"id": running, "status": "started", "mode": None, "actual_usd": None, "reason": ""},
-        {"id": refused, "status": "refused", "mode": None, "actual_usd": None, "reason": "estimate above budget"},
+        {
+            "id": refused,
+            "status": "refused",
+            "mode": None,
+            "actual_usd": None,
+            "reason": "estimate above budget",
+        },
         {"id": settled, "status": "ok", "mode": "fusion", "actual_usd": "0.0004", "reason": ""},
     ]
 
 
 def test_readme_documents_the_server_and_its_views():
     from router.paths import PROJECT_ROOT, SCHEMA_FILE
+
     readme = (PROJECT_ROOT / "README.md").read_text()
     schema = SCHEMA_FILE.read_text()
     assert "context-router break-glass" in readme and "OPENROUTER_BASE_URL" in readme

@@ -16,8 +16,8 @@ from a2a.utils.proto_utils import validate_proto_required_fields
 from google.protobuf.json_format import ParseDict, ParseError
 
 from router.agents.cards import ROLE_SKILLS, WELL_KNOWN_PATH
-from router.cli import main
 from router.agents.roles import ROLE_NAMES, get_role
+from router.cli import main
 
 BASE_URL = "https://agents.example.org/team"
 
@@ -93,7 +93,7 @@ def test_skill_ids_are_unique_per_card(card_dir):
 def test_strict_check_refuses_a_card_missing_a_required_field(card_dir, breakage):
     card = copy.deepcopy(read_card(card_dir, "manager"))
     breakage(card)
-    with pytest.raises(Exception, match="Validation failed|required"):
+    with pytest.raises(Exception, match=r"Validation failed|required"):
         strict_check(card)
 
 
@@ -120,9 +120,7 @@ def served_cards(tmp_path):
     base_url = f"http://127.0.0.1:{server.server_address[1]}"
     out = tmp_path / "site"
     assert main(["cards", "--base-url", base_url, "--out", str(out)]) == 0
-    server.RequestHandlerClass = functools.partial(
-        _QuietHandler, directory=str(out)
-    )
+    server.RequestHandlerClass = functools.partial(_QuietHandler, directory=str(out))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield base_url

@@ -8,10 +8,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from router.catalog.load import load_catalog, read_seed_dir
+from router.catalog.search import search
 from router.db import query_dicts
 from router.errors import SeedError
 from router.paths import SEEDS_DIR
-from router.catalog.search import search
 
 
 def catalog_snapshot(conn):
@@ -110,12 +110,16 @@ def tool_rows(conn):
 @pytest.mark.parametrize(
     "change, column",
     [
-        (lambda tool: tool["outputSchema"]["properties"]["entities"].update(description="All of them"),
-         "output_schema"),
+        (
+            lambda tool: tool["outputSchema"]["properties"]["entities"].update(description="All of them"),
+            "output_schema",
+        ),
         (lambda tool: tool.update(title="Read The Whole Graph"), "title"),
     ],
 )
-def test_reload_after_changing_only_output_schema_or_title_rewrites_that_tool(conn, seed_copy, change, column):
+def test_reload_after_changing_only_output_schema_or_title_rewrites_that_tool(
+    conn, seed_copy, change, column
+):
     load_catalog(conn, seed_dir=seed_copy, user_files=[])
     before = tool_rows(conn)
     victim = seed_copy / "memory.json"
@@ -148,7 +152,10 @@ def test_output_schema_and_title_are_stored_as_the_seeds_give_them(conn):
             assert (output_schema, row["title"]) == (tool.outputSchema, tool.title), tool.name
     # both kinds are in the seeds: some tools give neither, some give only an outputSchema
     assert stored["read_graph"]["title"] == "Read Graph"
-    assert stored["get_current_time"]["output_schema"] is not None and stored["get_current_time"]["title"] is None
+    assert (
+        stored["get_current_time"]["output_schema"] is not None
+        and stored["get_current_time"]["title"] is None
+    )
     assert stored["adb_install_apk"]["output_schema"] is None
 
 
@@ -157,8 +164,10 @@ def test_user_catalog_line_with_a_broken_output_schema_is_refused(conn, tmp_path
     before = catalog_snapshot(conn)
     path = write_jsonl(
         tmp_path / "mine.jsonl",
-        [user_tool("fine_tool", "Fine"),
-         user_tool("shaped_tool", "Has a result shape", outputSchema={"type": "object", "required": "x"})],
+        [
+            user_tool("fine_tool", "Fine"),
+            user_tool("shaped_tool", "Has a result shape", outputSchema={"type": "object", "required": "x"}),
+        ],
     )
     with pytest.raises(
         SeedError,
@@ -181,14 +190,14 @@ def test_duplicate_tool_names_across_servers_are_refused(conn, seed_copy):
     seed = json.loads((seed_copy / "time.json").read_text())
     seed["server"] = "time-copy"
     (seed_copy / "zz-time-copy.json").write_text(json.dumps(seed))
-    with pytest.raises(SeedError, match=r"already in the catalog from .*time.json; give one server a toolPrefix"):
+    with pytest.raises(
+        SeedError, match=r"already in the catalog from .*time.json; give one server a toolPrefix"
+    ):
         load_catalog(conn, seed_dir=seed_copy, user_files=[])
     seed["toolPrefix"] = "copy_"
     (seed_copy / "zz-time-copy.json").write_text(json.dumps(seed))
     load_catalog(conn, seed_dir=seed_copy, user_files=[])
-    row = conn.execute(
-        "SELECT backend_name, server FROM tools WHERE name = 'copy_convert_time'"
-    ).fetchone()
+    row = conn.execute("SELECT backend_name, server FROM tools WHERE name = 'copy_convert_time'").fetchone()
     assert row == ("convert_time", "time-copy")
 
 
@@ -245,7 +254,13 @@ def test_user_catalog_defaults_and_names(conn, tmp_path):
         tmp_path / "team-tools.jsonl",
         [
             user_tool("deployService", "Deploy a service to staging", annotations={"readOnlyHint": False}),
-            user_tool("list_services", "List deployed services", annotations={"readOnlyHint": True}, profile="ops", server="deployer"),
+            user_tool(
+                "list_services",
+                "List deployed services",
+                annotations={"readOnlyHint": True},
+                profile="ops",
+                server="deployer",
+            ),
         ],
     )
     load_catalog(conn, seed_dir=None, user_files=[path])
@@ -270,8 +285,16 @@ def test_bad_user_catalog_line_names_line_and_field(conn, tmp_path):
     before = catalog_snapshot(conn)
     path = tmp_path / "bad.jsonl"
     path.write_text(
-        json.dumps(user_tool("fine_tool", "Fine")) + "\n\n"
-        + json.dumps({"name": "broken_tool", "description": "x", "inputSchema": {"type": "object"}, "boost": "notalist"})
+        json.dumps(user_tool("fine_tool", "Fine"))
+        + "\n\n"
+        + json.dumps(
+            {
+                "name": "broken_tool",
+                "description": "x",
+                "inputSchema": {"type": "object"},
+                "boost": "notalist",
+            }
+        )
         + "\n"
     )
     with pytest.raises(SeedError, match=r"bad.jsonl: line 3: tool 'broken_tool': field boost"):
@@ -283,7 +306,9 @@ def test_cli_catalog_success_and_error_exit_codes(tmp_path, seed_copy):
     db_file = tmp_path / "cli.db"
     ok = subprocess.run(
         [sys.executable, "-m", "router", "catalog", "--db", str(db_file), "--seeds", str(seed_copy)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("catalog: ") and " tools (" in ok.stdout
@@ -291,7 +316,9 @@ def test_cli_catalog_success_and_error_exit_codes(tmp_path, seed_copy):
     (seed_copy / "time.json").write_text("{}")
     bad = subprocess.run(
         [sys.executable, "-m", "router", "catalog", "--db", str(db_file), "--seeds", str(seed_copy)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert bad.returncode == 2
     assert "time.json" in bad.stderr and "field server" in bad.stderr

@@ -63,14 +63,14 @@ def test_readme_documents_the_command_and_the_measured_numbers():
     """Docs that cannot drift: the options, the companions, and the token figures quoted."""
     import json
 
+    from router.agents.roles import ROLE_MATRIX
     from router.configs.companions import COMPANIONS, CONTEXT_MODE
     from router.configs.naming import router_entry_name
     from router.configs.surface import offered_tools
     from router.paths import PROJECT_ROOT
-    from router.agents.roles import ROLE_MATRIX
 
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Generated configs: OpenCode and agentgateway"):]
+    section = readme[readme.index("## Generated configs: OpenCode and agentgateway") :]
     for text in ("context-router configs", "--check", "--out", "--data-dir", "port 3000"):
         assert text in section, text
     for companion in COMPANIONS:

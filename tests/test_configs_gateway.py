@@ -8,6 +8,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from router.agents.roles import ROLE_MATRIX, may_call
 from router.configs.cel_rules import (
     CelRuleError,
     allows,
@@ -20,7 +21,6 @@ from router.configs.generate import GATEWAY_FILE
 from router.configs.inputs import read_inputs
 from router.configs.naming import router_entry_name
 from router.paths import CONFIGS_DIR, PROJECT_ROOT
-from router.agents.roles import ROLE_MATRIX, may_call
 from router.servers import load_servers
 
 # shared/ sits beside the repository (here and in CI), see shared/checks.md
@@ -137,7 +137,9 @@ def test_without_a_known_role_claim_nothing_is_allowed(programs, catalog):
     for role in (None, "admin", "Director", ""):
         context = tool_context(role=role, target=read_only.server, tool=read_only.backend_name)
         assert not allows(programs, context)
-        assert not allows(programs, tool_context(role=role, target="router-director", tool="mcp_search_tools"))
+        assert not allows(
+            programs, tool_context(role=role, target="router-director", tool="mcp_search_tools")
+        )
 
 
 def test_tools_outside_the_catalog_and_non_tool_requests_are_denied(programs, catalog):
@@ -145,7 +147,9 @@ def test_tools_outside_the_catalog_and_non_tool_requests_are_denied(programs, ca
     for role in ROLE_MATRIX:
         assert not allows(programs, tool_context(role=role.name, target=server, tool="not_in_catalog"))
         # a prompt or resource request has no mcp.tool: the rules error, which denies
-        assert not allows(programs, {"jwt": {"role": role.name}, "mcp": {"prompt": {"target": server, "name": "p"}}})
+        assert not allows(
+            programs, {"jwt": {"role": role.name}, "mcp": {"prompt": {"target": server, "name": "p"}}}
+        )
 
 
 def test_a_rule_generated_from_a_changed_matrix_changes_the_decision(catalog):
@@ -177,5 +181,7 @@ def test_an_http_backend_becomes_an_mcp_host_target_and_placeholders_expand(tmp_
     targets = {t["name"]: t for t in route_of(config)["backends"][0]["mcp"]["targets"]}
     assert targets["remote"] == {"name": "remote", "mcp": {"host": "http://127.0.0.1:8931/mcp"}}
     assert targets["notes"]["stdio"] == {
-        "cmd": "notes-mcp", "args": ["--root", "."], "env": {"NOTES_FILE": "/srv/router-data/notes.json"},
+        "cmd": "notes-mcp",
+        "args": ["--root", "."],
+        "env": {"NOTES_FILE": "/srv/router-data/notes.json"},
     }

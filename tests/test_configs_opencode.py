@@ -11,14 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from jsonschema import Draft202012Validator
 
+from router.agents.permissions import Rule
+from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_MATRIX
 from router.configs.companions import COMPANIONS
 from router.configs.generate import OPENCODE_FILE
 from router.configs.naming import router_entry_name
 from router.configs.surface import SURFACE_BUDGET_TOKENS, offered_tools, visible_surface
 from router.facade.definitions import meta_tool_definitions
 from router.paths import CONFIGS_DIR, PROJECT_ROOT, ROLES_DIR
-from router.agents.permissions import Rule
-from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_MATRIX
 
 SCHEMA_PATH = PROJECT_ROOT / "tests" / "schemas" / "opencode-config.schema.json"
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"
@@ -71,8 +71,12 @@ class Scratch:
 
     def run(self, *args):
         return subprocess.run(
-            [str(OPENCODE_BIN), *args], cwd=self.project, env=self.env(),
-            capture_output=True, text=True, timeout=120,
+            [str(OPENCODE_BIN), *args],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
 
@@ -196,8 +200,12 @@ def test_opencode_starts_and_connects_every_router_entry(tmp_path, committed):
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # context-router
     env["CONTEXT_ROUTER_DB"] = str(tmp_path / "router.db")
     result = subprocess.run(
-        [str(OPENCODE_BIN), "mcp", "list"], cwd=scratch.project, env=env,
-        capture_output=True, text=True, timeout=180,
+        [str(OPENCODE_BIN), "mcp", "list"],
+        cwd=scratch.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     listing = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
     for role in ROLE_MATRIX:

@@ -7,16 +7,13 @@ import time
 
 import pytest
 
+from router.db import connect
 from router.facade import breaker
 from router.facade.breaker import BreakerPolicy, BreakerState
-from router.db import connect
-from tests.facade_support import (  # noqa: F401  (fixtures)
-    anyio_backend,
+from tests.facade_support import (
     audit_rows,
     breaker_row,
     call_log,
-    facade,
-    harvested_catalog,
     text_of,
 )
 
@@ -34,7 +31,12 @@ def test_three_consecutive_failures_open_it_and_a_success_resets_the_count():
     assert state.state == "closed" and state.consecutive_failures == 2
     assert breaker.after_call(state, True, T0 + 2, POLICY) == BreakerState()
     state = breaker.after_call(state, False, T0 + 2, POLICY, "boom")
-    assert (state.state, state.consecutive_failures, state.opened_at, state.last_error) == ("open", 3, T0 + 2, "boom")
+    assert (state.state, state.consecutive_failures, state.opened_at, state.last_error) == (
+        "open",
+        3,
+        T0 + 2,
+        "boom",
+    )
 
 
 def test_open_refuses_for_the_window_then_lets_exactly_one_trial_through():
@@ -132,8 +134,14 @@ async def test_breaker_open_half_open_closed_across_two_router_processes(facade)
         assert text_of(await router_a.call_tool("mcp_call_tool", call)) == "step ok"
 
     outcomes = [r["outcome"] for r in audit_rows(facade.db)]
-    assert outcomes == ["backend_failed"] * 3 + ["breaker_open", "backend_failed", "breaker_open",
-                                                  "breaker_open", "ok", "ok"]
+    assert outcomes == ["backend_failed"] * 3 + [
+        "breaker_open",
+        "backend_failed",
+        "breaker_open",
+        "breaker_open",
+        "ok",
+        "ok",
+    ]
 
 
 @pytest.mark.anyio
@@ -144,7 +152,9 @@ async def test_search_shows_an_open_breakers_tool_as_unavailable(facade):
         breaker.record(conn, "whoami", False, time.time(), POLICY, "boom")
     conn.close()
     async with facade.router(extra_args=("--no-wake-on-search",)) as router:
-        result = await router.call_tool("mcp_search_tools", {"query": "report this backend process id whoami", "limit": 3})
+        result = await router.call_tool(
+            "mcp_search_tools", {"query": "report this backend process id whoami", "limit": 3}
+        )
     hits = {hit["name"]: hit for hit in json.loads(text_of(result))["tools"]}
     assert hits["whoami"].get("available") is False
     assert all(hit.get("available", True) for name, hit in hits.items() if name != "whoami")

@@ -7,13 +7,10 @@ import json
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.facade_support import (  # noqa: F401  (fixtures)
+from tests.facade_support import (
     VENV_BIN,
-    anyio_backend,
     audit_rows,
     call_log,
-    facade,
-    harvested_catalog,
     json_of,
     text_of,
 )
@@ -23,7 +20,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 async def test_search_inspect_call_flow_against_real_time_server(facade):
     async with facade.router() as router:
-        hits = json_of(await router.call_tool("mcp_search_tools", {"query": "current time in a timezone", "limit": 3}))
+        hits = json_of(
+            await router.call_tool("mcp_search_tools", {"query": "current time in a timezone", "limit": 3})
+        )
         assert hits["tools"][0]["name"] == "get_current_time"
         assert set(hits["tools"][0]) >= {"name", "profile", "summary"}
         assert "inputSchema" not in json.dumps(hits)  # search never returns schemas
@@ -43,7 +42,9 @@ async def test_search_inspect_call_flow_against_real_time_server(facade):
     assert "Invalid timezone" in text_of(backend_error)
     assert audit_rows(facade.db)[-1]["outcome"] == "tool_error"
     # the same call made directly to the backend: the router returns its result unchanged
-    async with Client(StdioServerParameters(command=str(VENV_BIN / "mcp-server-time"), args=["--local-timezone", "UTC"])) as direct:
+    async with Client(
+        StdioServerParameters(command=str(VENV_BIN / "mcp-server-time"), args=["--local-timezone", "UTC"])
+    ) as direct:
         direct_result = await direct.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
     assert through_router.is_error is False
     assert through_router.structured_content["timezone"] == "Asia/Tokyo"
@@ -70,7 +71,10 @@ async def test_call_git_and_filesystem_backends(facade):
 
         written = await router.call_tool(
             "mcp_call_tool",
-            {"toolName": "write_file", "args": {"path": str(facade.workspace / "new.txt"), "content": "made by the router"}},
+            {
+                "toolName": "write_file",
+                "args": {"path": str(facade.workspace / "new.txt"), "content": "made by the router"},
+            },
         )
         assert written.is_error is False, text_of(written)
     assert (facade.workspace / "new.txt").read_text(encoding="utf-8") == "made by the router"
@@ -90,8 +94,17 @@ async def test_errors_are_tool_errors_a_model_can_act_on(facade):
         # the router is still healthy after all of that
         healthy = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "ok"}})
 
-    for result in (unknown_meta, unknown_tool, unknown_inspect, bad_meta_args, bad_args, empty_query,
-                   bad_limit, missing, orphan):
+    for result in (
+        unknown_meta,
+        unknown_tool,
+        unknown_inspect,
+        bad_meta_args,
+        bad_args,
+        empty_query,
+        bad_limit,
+        missing,
+        orphan,
+    ):
         assert result.is_error is True
     assert "mcp_search_tools" in text_of(unknown_meta)
     assert "no tool named 'no_such_tool'" in text_of(unknown_tool)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from router.facade.backends import Placeholders, resolve_command
 from router.cli import main
+from router.facade.backends import Placeholders, resolve_command
 from router.servers import ConfigError
 
 
@@ -17,7 +17,9 @@ def test_serve_refuses_a_database_it_cannot_open(tmp_path, capsys):
 
 def test_serve_refuses_an_unknown_placeholder_naming_the_server(tmp_path, capsys):
     servers = tmp_path / "servers.toml"
-    servers.write_text('[servers.typo]\nprofile = "core"\ncommand = "x"\nargs = ["${WORKSPCE}"]\n', encoding="utf-8")
+    servers.write_text(
+        '[servers.typo]\nprofile = "core"\ncommand = "x"\nargs = ["${WORKSPCE}"]\n', encoding="utf-8"
+    )
     assert main(["serve", "--db", str(tmp_path / "r.db"), "--servers", str(servers)]) == 2
     err = capsys.readouterr().err
     assert "[servers.typo]" in err and "WORKSPCE" in err

@@ -21,18 +21,20 @@ def serving_section() -> str:
     text = README.read_text(encoding="utf-8")
     start = text.index("## Serving: attach an agent")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else None]
+    return text[start : end if end != -1 else None]
 
 
 def json_block_after(heading: str) -> dict:
     section = serving_section()
-    after = section[section.index(heading):]
+    after = section[section.index(heading) :]
     return json.loads(re.search(r"```json\n(.*?)```", after, re.DOTALL).group(1))
 
 
 def serve_options() -> set[str]:
     serve = build_parser()._subparsers._group_actions[0].choices["serve"]
-    return {opt for action in serve._actions for opt in action.option_strings if opt.startswith("--")} - {"--help"}
+    return {opt for action in serve._actions for opt in action.option_strings if opt.startswith("--")} - {
+        "--help"
+    }
 
 
 def test_every_serve_option_is_documented():
@@ -62,9 +64,22 @@ def test_opencode_connects_with_the_readme_config(tmp_path, db_path):
     (project / "opencode.json").write_text(config, encoding="utf-8")
     home = tmp_path / "home"
     home.mkdir()
-    env = dict(os.environ, HOME=str(home), OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1",
-               OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_SHARE="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1")
-    listed = subprocess.run([str(NPM_BIN / "opencode"), "mcp", "list"], cwd=project, env=env,
-                            capture_output=True, text=True, timeout=180)
+    env = dict(
+        os.environ,
+        HOME=str(home),
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        OPENCODE_DISABLE_SHARE="1",
+        OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+    )
+    listed = subprocess.run(
+        [str(NPM_BIN / "opencode"), "mcp", "list"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     output = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout + listed.stderr)
     assert re.search(r"✓ context-router\s+connected", output), output

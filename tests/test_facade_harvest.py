@@ -13,8 +13,19 @@ pytestmark = [pytest.mark.slow]
 
 
 def harvest(tmp_path, *extra: str) -> int:
-    return main(["harvest", "misbehaving", "--servers", str(tmp_path / "servers.toml"),
-                 "--seeds", str(tmp_path / "seeds"), "--db", str(tmp_path / "r.db"), *extra])
+    return main(
+        [
+            "harvest",
+            "misbehaving",
+            "--servers",
+            str(tmp_path / "servers.toml"),
+            "--seeds",
+            str(tmp_path / "seeds"),
+            "--db",
+            str(tmp_path / "r.db"),
+            *extra,
+        ]
+    )
 
 
 def test_harvest_writes_a_valid_seed_then_keeps_triggers_and_flags_changes(tmp_path, capsys):
@@ -33,8 +44,13 @@ def test_harvest_writes_a_valid_seed_then_keeps_triggers_and_flags_changes(tmp_p
     by_name["whoami"]["triggers"] = ["which process answers"]
     by_name["whoami"]["boost"] = ["pid"]
     by_name["shout"]["description"] = "An old description."
-    raw["tools"].append({"name": "retired_tool", "description": "Gone from the server.",
-                         "inputSchema": {"type": "object", "properties": {}}})
+    raw["tools"].append(
+        {
+            "name": "retired_tool",
+            "description": "Gone from the server.",
+            "inputSchema": {"type": "object", "properties": {}},
+        }
+    )
     seed_file.write_text(json.dumps(raw, indent=2), encoding="utf-8")
     capsys.readouterr()
 
@@ -60,8 +76,25 @@ def test_harvest_writes_a_valid_seed_then_keeps_triggers_and_flags_changes(tmp_p
 
 def test_harvest_of_an_undeclared_or_missing_server_is_a_clear_error(tmp_path, capsys):
     write_servers_toml(tmp_path / "servers.toml", state_dir=tmp_path)
-    assert main(["harvest", "nowhere", "--servers", str(tmp_path / "servers.toml"), "--seeds", str(tmp_path / "s")]) == 2
+    assert (
+        main(
+            [
+                "harvest",
+                "nowhere",
+                "--servers",
+                str(tmp_path / "servers.toml"),
+                "--seeds",
+                str(tmp_path / "s"),
+            ]
+        )
+        == 2
+    )
     assert "no [servers.nowhere]" in capsys.readouterr().err
-    assert main(["harvest", "absent", "--servers", str(tmp_path / "servers.toml"), "--seeds", str(tmp_path / "s")]) == 2
+    assert (
+        main(
+            ["harvest", "absent", "--servers", str(tmp_path / "servers.toml"), "--seeds", str(tmp_path / "s")]
+        )
+        == 2
+    )
     assert "npm install @example/absent-server" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()

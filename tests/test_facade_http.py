@@ -15,18 +15,15 @@ from mcp.client.streamable_http import streamable_http_client
 
 from router.commands.serve import parse_http_address
 from router.errors import RouterError
-from tests.facade_support import (  # noqa: F401  (fixtures)
+from tests.facade_support import (
     CONTEXT_ROUTER,
     LOOPBACK_ONLY,
     NPM_BIN,
-    anyio_backend,
     audit_rows,
     harvest,
     load_test_catalog,
     text_of,
     write_catalog_file,
-    facade,
-    harvested_catalog,
 )
 
 pytestmark = [pytest.mark.slow]
@@ -63,7 +60,9 @@ def everything_http():
     env = dict(os.environ, PORT=str(port), NODE_OPTIONS=f"--require {LOOPBACK_ONLY}")
     process = subprocess.Popen(
         [str(NPM_BIN / "mcp-server-everything"), "streamableHttp"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port, process)
@@ -78,13 +77,28 @@ def http_router(facade, everything_http, tmp_path):
     """The router over HTTP, with server-everything (HTTP) declared and in its catalog."""
     url, _ = everything_http
     facade.reconfigure(extra=f'\n[servers.everything]\nprofile = "core"\nurl = "{url}"\n')
-    lines = anyio.run(harvest, facade.servers_file, facade.workspace, tmp_path / "data", ("everything", "time"))
+    lines = anyio.run(
+        harvest, facade.servers_file, facade.workspace, tmp_path / "data", ("everything", "time")
+    )
     load_test_catalog(facade.db, write_catalog_file(tmp_path / "everything.jsonl", lines))
     port = free_port()
     process = subprocess.Popen(
-        [str(CONTEXT_ROUTER), "serve", "--http", f"127.0.0.1:{port}", "--db", str(facade.db),
-         "--servers", str(facade.servers_file), "--workspace", str(facade.workspace), "--role", "director"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            str(CONTEXT_ROUTER),
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--db",
+            str(facade.db),
+            "--servers",
+            str(facade.servers_file),
+            "--workspace",
+            str(facade.workspace),
+            "--role",
+            "director",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port, process)
@@ -100,22 +114,37 @@ def http_client(url: str, role: str | None) -> Client:
 
 
 @pytest.mark.anyio
-async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_the_header(http_router, everything_http, facade):
+async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_the_header(
+    http_router, everything_http, facade
+):
     url, port = http_router
     assert listening_addresses(port) == {"127.0.0.1"}
     assert listening_addresses(everything_http[1]) == {"127.0.0.1"}
 
     async with http_client(url, "staff-backend") as worker:
         assert [t.name for t in (await worker.list_tools()).tools] == [
-            "mcp_call_tool", "mcp_inspect_schema", "mcp_search_tools"]
-        echoed = await worker.call_tool("mcp_call_tool", {"toolName": "echo", "args": {"message": "over http"}})
-        toggled = await worker.call_tool("mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}})
+            "mcp_call_tool",
+            "mcp_inspect_schema",
+            "mcp_search_tools",
+        ]
+        echoed = await worker.call_tool(
+            "mcp_call_tool", {"toolName": "echo", "args": {"message": "over http"}}
+        )
+        toggled = await worker.call_tool(
+            "mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}}
+        )
         summed = await worker.call_tool("mcp_call_tool", {"toolName": "get-sum", "args": {"a": 2, "b": 3}})
     async with http_client(url, "director") as director:
-        denied = await director.call_tool("mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}})
-        allowed = await director.call_tool("mcp_call_tool", {"toolName": "echo", "args": {"message": "read only"}})
+        denied = await director.call_tool(
+            "mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}}
+        )
+        allowed = await director.call_tool(
+            "mcp_call_tool", {"toolName": "echo", "args": {"message": "read only"}}
+        )
     async with http_client(url, None) as default_role:  # no header: the router's --role
-        default_denied = await default_role.call_tool("mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}})
+        default_denied = await default_role.call_tool(
+            "mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}}
+        )
     async with http_client(url, "overlord") as bogus:
         bogus_role = await bogus.call_tool("mcp_search_tools", {"query": "echo"})
 

@@ -8,17 +8,14 @@ from datetime import datetime, timedelta
 import anyio
 import pytest
 
-from router.facade import audit
 from router.db import connect, query_dicts
+from router.facade import audit
 from router.servers import load_servers
-from tests.facade_support import (  # noqa: F401  (fixtures)
+from tests.facade_support import (
     RawStdioClient,
     alive,
-    anyio_backend,
     audit_rows,
     call_log,
-    facade,
-    harvested_catalog,
     text_of,
     wait_until,
 )
@@ -83,10 +80,19 @@ async def test_crash_hang_and_cancel_are_failures_or_interruptions_and_the_backe
         # a call the client gives up on is finished as interrupted; the router keeps serving
         with anyio.move_on_after(0.5):
             await router.call_tool("mcp_call_tool", {"toolName": "hang_forever", "args": {}})
-        assert text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}})) == "A"
+        assert (
+            text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}}))
+            == "A"
+        )
     rows = [(r["target"], r["outcome"]) for r in audit_rows(facade.db)]
-    assert rows == [("whoami", "ok"), ("crash_now", "backend_failed"), ("whoami", "ok"),
-                    ("hang_forever", "timeout"), ("hang_forever", "interrupted"), ("shout", "ok")]
+    assert rows == [
+        ("whoami", "ok"),
+        ("crash_now", "backend_failed"),
+        ("whoami", "ok"),
+        ("hang_forever", "timeout"),
+        ("hang_forever", "interrupted"),
+        ("shout", "ok"),
+    ]
     assert all(r["finished_at"] is not None for r in audit_rows(facade.db))
 
 
@@ -101,9 +107,7 @@ args = ["-c", "import sys; sys.exit(7)"]
     )
     # point one catalog tool at the broken server
     conn = connect(facade.db)
-    conn.execute(
-        "INSERT INTO servers(name, profile) VALUES ('misbehaving_start', 'custom')"
-    )
+    conn.execute("INSERT INTO servers(name, profile) VALUES ('misbehaving_start', 'custom')")
     conn.execute("UPDATE tools SET server = 'misbehaving_start' WHERE name = 'shout'")
     conn.close()
     async with facade.router() as router:
@@ -115,9 +119,11 @@ args = ["-c", "import sys; sys.exit(7)"]
 
 async def test_a_backend_that_fails_at_start_says_why_in_its_own_words_without_secrets(facade):
     secret = "s3cr3t-value-from-servers-toml"
-    script = ("import os, sys; nl = chr(10); sys.stderr.write('fatal: /w is not a valid Git repository' + nl"
-              " + 'key ghp_abcdefghijklmnopqrstuvwxyz0123456789 and ' + os.environ['SERVICE_TOKEN'] + nl);"
-              " sys.exit(7)")
+    script = (
+        "import os, sys; nl = chr(10); sys.stderr.write('fatal: /w is not a valid Git repository' + nl"
+        " + 'key ghp_abcdefghijklmnopqrstuvwxyz0123456789 and ' + os.environ['SERVICE_TOKEN'] + nl);"
+        " sys.exit(7)"
+    )
     facade.reconfigure(
         extra=f"""
 [servers.not_a_repo]
@@ -136,7 +142,10 @@ env = {{ SERVICE_TOKEN = "{secret}" }}
     message = text_of(result)
     assert result.is_error is True
     assert "failed to start" in message
-    assert "its stderr ended with: fatal: /w is not a valid Git repository | key [REDACTED] and [REDACTED]" in message
+    assert (
+        "its stderr ended with: fatal: /w is not a valid Git repository | key [REDACTED] and [REDACTED]"
+        in message
+    )
     assert "ghp_" not in message and secret not in message
     row = audit_rows(facade.db)[-1]
     assert row["outcome"] == "backend_failed" and secret not in row["error"] and "ghp_" not in row["error"]
@@ -146,7 +155,9 @@ env = {{ SERVICE_TOKEN = "{secret}" }}
 def test_router_killed_mid_call_reads_in_flight_until_its_deadline_then_interrupted(facade):
     client = RawStdioClient(facade.params())
     try:
-        client.send("tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "hang_forever", "args": {}}})
+        client.send(
+            "tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "hang_forever", "args": {}}}
+        )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and "hang_forever" not in call_log(facade.state_dir):
             time.sleep(0.05)
@@ -179,7 +190,9 @@ def test_router_killed_mid_call_reads_in_flight_until_its_deadline_then_interrup
 def test_sigterm_stops_the_router_and_its_backends(facade):
     client = RawStdioClient(facade.params())
     try:
-        result = client.request("tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "whoami", "args": {}}})
+        result = client.request(
+            "tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "whoami", "args": {}}}
+        )
         pid = int(result["content"][0]["text"])
         assert alive(pid)
         client.process.send_signal(signal.SIGTERM)
@@ -198,7 +211,10 @@ async def test_a_call_the_client_abandons_is_cancelled_at_the_backend_too(facade
             await router.call_tool("mcp_call_tool", {"toolName": "hang_forever", "args": {}})
         # the router told the backend (notifications/cancelled), which stopped the tool's task
         assert await wait_until(lambda: "hang_forever:cancelled" in call_log(facade.state_dir), timeout_s=10)
-        assert text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "b"}})) == "B"
+        assert (
+            text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "b"}}))
+            == "B"
+        )
 
 
 async def test_a_backend_that_exits_while_idle_is_restarted_by_the_next_call_not_failed(facade):
@@ -220,7 +236,9 @@ async def test_concurrent_calls_share_one_backend_and_each_gets_its_own_answer(f
     async with facade.router(extra_args=("--no-wake-on-search",)) as router:
 
         async def shout(word: str, times: int) -> None:
-            result = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": word, "times": times}})
+            result = await router.call_tool(
+                "mcp_call_tool", {"toolName": "shout", "args": {"text": word, "times": times}}
+            )
             answers[word] = text_of(result)
 
         async with anyio.create_task_group() as tg:
@@ -234,7 +252,10 @@ async def test_concurrent_calls_share_one_backend_and_each_gets_its_own_answer(f
 
 async def test_a_catalog_change_made_while_the_router_runs_is_seen_by_the_next_call(facade):
     async with facade.router(extra_args=("--role", "director")) as router:
-        assert text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}})) == "A"
+        assert (
+            text_of(await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "a"}}))
+            == "A"
+        )
         conn = connect(facade.db)  # another process reloading the catalog, in effect
         conn.execute("UPDATE tools SET mutating = 1 WHERE name = 'shout'")
         conn.close()

@@ -7,16 +7,13 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from router.facade import breaker
 from router.db import connect
+from router.facade import breaker
 from router.facade.definitions import meta_tool_definitions
-from tests.facade_support import (  # noqa: F401  (fixtures)
+from tests.facade_support import (
     RawStdioClient,
-    anyio_backend,
     audit_rows,
     call_log,
-    facade,
-    harvested_catalog,
     json_of,
     router_params,
     text_of,
@@ -44,15 +41,21 @@ def test_tools_list_bytes_are_pinned_and_the_same_for_every_role_catalog_and_bac
 
     empty_db = tmp_path / "empty.db"
     connect(empty_db).close()
-    empty_catalog = tools_list_bytes(router_params(empty_db, facade.servers_file, facade.workspace, role="director"))
+    empty_catalog = tools_list_bytes(
+        router_params(empty_db, facade.servers_file, facade.workspace, role="director")
+    )
 
     conn = connect(facade.db)
     for _ in range(3):
         breaker.record(conn, "whoami", False, 1_800_000_000.0, breaker.BreakerPolicy(), "boom")
     conn.close()
     no_backends = tmp_path / "servers.toml"
-    no_backends.write_text('[servers.absent]\nprofile = "core"\ncommand = "not-installed-anywhere"\n', encoding="utf-8")
-    broken_backends = tools_list_bytes(router_params(facade.db, no_backends, facade.workspace, role="qa-adversary"))
+    no_backends.write_text(
+        '[servers.absent]\nprofile = "core"\ncommand = "not-installed-anywhere"\n', encoding="utf-8"
+    )
+    broken_backends = tools_list_bytes(
+        router_params(facade.db, no_backends, facade.workspace, role="qa-adversary")
+    )
 
     assert full_catalog == empty_catalog == broken_backends
     assert full_catalog == GOLDEN.read_bytes()
@@ -81,12 +84,17 @@ async def test_director_is_denied_mutating_tools_allowed_read_only_ones_and_sear
         denied_fs = await router.call_tool(
             "mcp_call_tool", {"toolName": "write_file", "args": {"path": str(target), "content": "x"}}
         )
-        denied_note = await router.call_tool("mcp_call_tool", {"toolName": "append_note", "args": {"note": "x"}})
+        denied_note = await router.call_tool(
+            "mcp_call_tool", {"toolName": "append_note", "args": {"note": "x"}}
+        )
         allowed_fs = await router.call_tool(
-            "mcp_call_tool", {"toolName": "read_text_file", "args": {"path": str(facade.workspace / "hello.txt")}}
+            "mcp_call_tool",
+            {"toolName": "read_text_file", "args": {"path": str(facade.workspace / "hello.txt")}},
         )
         allowed_own = await router.call_tool("mcp_call_tool", {"toolName": "shout", "args": {"text": "hi"}})
-        hits = json_of(await router.call_tool("mcp_search_tools", {"query": "write a file append a note", "limit": 50}))
+        hits = json_of(
+            await router.call_tool("mcp_search_tools", {"query": "write a file append a note", "limit": 50})
+        )
         # inspecting a tool the role may not call is still allowed: the schema is not a call
         schema = json_of(await router.call_tool("mcp_inspect_schema", {"toolName": "write_file"}))
 
@@ -99,9 +107,17 @@ async def test_director_is_denied_mutating_tools_allowed_read_only_ones_and_sear
     names = {hit["name"] for hit in hits["tools"]}
     assert names and not names & {"write_file", "append_note", "edit_file", "create_directory", "move_file"}
     assert schema["mutating"] is True
-    outcomes = [(r["target"], r["outcome"], r["role"]) for r in audit_rows(facade.db) if r["meta_tool"] == "mcp_call_tool"]
-    assert outcomes == [("write_file", "denied", "director"), ("append_note", "denied", "director"),
-                        ("read_text_file", "ok", "director"), ("shout", "ok", "director")]
+    outcomes = [
+        (r["target"], r["outcome"], r["role"])
+        for r in audit_rows(facade.db)
+        if r["meta_tool"] == "mcp_call_tool"
+    ]
+    assert outcomes == [
+        ("write_file", "denied", "director"),
+        ("append_note", "denied", "director"),
+        ("read_text_file", "ok", "director"),
+        ("shout", "ok", "director"),
+    ]
 
 
 @pytest.mark.anyio
@@ -110,8 +126,12 @@ async def test_role_comes_from_the_environment_and_a_worker_role_may_mutate(faca
     async with facade.router(env={"CONTEXT_ROUTER_ROLE": "qa-adversary"}) as router:
         denied = await router.call_tool("mcp_call_tool", {"toolName": "append_note", "args": {"note": "qa"}})
     async with facade.router(role="staff-backend") as router:
-        allowed = await router.call_tool("mcp_call_tool", {"toolName": "append_note", "args": {"note": "worker"}})
-        hits = json_of(await router.call_tool("mcp_search_tools", {"query": "append a note to the notes file"}))
+        allowed = await router.call_tool(
+            "mcp_call_tool", {"toolName": "append_note", "args": {"note": "worker"}}
+        )
+        hits = json_of(
+            await router.call_tool("mcp_search_tools", {"query": "append a note to the notes file"})
+        )
     assert denied.is_error and "role 'qa-adversary'" in text_of(denied)
     assert not allowed.is_error
     assert (facade.state_dir / "notes.txt").read_text(encoding="utf-8") == "worker\n"

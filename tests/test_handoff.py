@@ -7,8 +7,15 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from router.agents.handoff import (
+    ENVELOPE_KINDS,
+    HandoffError,
+    QaVerdict,
+    TaskBrief,
+    WorkerReceipt,
+    parse_envelope,
+)
 from router.cli import main
-from router.agents.handoff import ENVELOPE_KINDS, HandoffError, QaVerdict, TaskBrief, WorkerReceipt, parse_envelope
 
 COMMIT = "3f2b8c1e9a4d4e2b8f1a0c9d7e6b5a4100112233"
 
@@ -77,8 +84,20 @@ REJECTED = [
     ("WorkerReceipt", "compilerCheckPassed", ..., "compilerCheckPassed", True),
     ("WorkerReceipt", "role", "intern", "role", True),
     ("WorkerReceipt", "comitHash", COMMIT, "comitHash", True),
-    ("QaVerdict", "redProofEvidence.exitCodeDuringSabotage", 0, "redProofEvidence.exitCodeDuringSabotage", True),
-    ("QaVerdict", "redProofEvidence.exitCodeDuringSabotage", -1, "redProofEvidence.exitCodeDuringSabotage", True),
+    (
+        "QaVerdict",
+        "redProofEvidence.exitCodeDuringSabotage",
+        0,
+        "redProofEvidence.exitCodeDuringSabotage",
+        True,
+    ),
+    (
+        "QaVerdict",
+        "redProofEvidence.exitCodeDuringSabotage",
+        -1,
+        "redProofEvidence.exitCodeDuringSabotage",
+        True,
+    ),
     ("QaVerdict", "redProofEvidence.revertedCleanly", False, "redProofEvidence.revertedCleanly", True),
     ("QaVerdict", "redProofEvidence.revertedCleanly", ..., "redProofEvidence.revertedCleanly", True),
     ("QaVerdict", "redProofEvidence", ..., "redProofEvidence", True),
@@ -96,7 +115,10 @@ REJECTED = [
 def test_valid_envelopes_are_accepted(kind):
     envelope = parse_envelope(copy.deepcopy(VALID[kind]))
     assert envelope.kind == kind
-    assert type(envelope) is {"TaskBrief": TaskBrief, "WorkerReceipt": WorkerReceipt, "QaVerdict": QaVerdict}[kind]
+    assert (
+        type(envelope)
+        is {"TaskBrief": TaskBrief, "WorkerReceipt": WorkerReceipt, "QaVerdict": QaVerdict}[kind]
+    )
 
 
 def test_fail_verdict_with_findings_is_accepted():
@@ -193,7 +215,10 @@ def test_cli_validate_reports_bad_json_and_missing_file(tmp_path, capsys):
 
 def brief(task_id, role="staff-backend", depends_on=()):
     return {
-        **VALID["TaskBrief"], "taskId": task_id, "role": role, "dependsOn": list(depends_on),
+        **VALID["TaskBrief"],
+        "taskId": task_id,
+        "role": role,
+        "dependsOn": list(depends_on),
     }
 
 
@@ -221,8 +246,10 @@ def test_plan_is_accepted_and_ordered_by_dependencies(tmp_path, capsys):
     [
         ([brief("a"), brief("a")], "[1]: field taskId: 'a' is already used by [0]"),
         ([brief("a", depends_on=["ghost"])], "[0]: field dependsOn[0]: no task 'ghost' in the plan"),
-        ([brief("a", depends_on=["b"]), brief("b", depends_on=["c"]), brief("c", depends_on=["a"])],
-         "field dependsOn: tasks form a cycle"),
+        (
+            [brief("a", depends_on=["b"]), brief("b", depends_on=["c"]), brief("c", depends_on=["a"])],
+            "field dependsOn: tasks form a cycle",
+        ),
         ([brief("a"), VALID["WorkerReceipt"]], "[1]: field kind: a plan holds only TaskBriefs"),
         ([brief("a"), {**brief("b"), "goal": ""}], "[1]: TaskBrief: field goal"),
         ([], "a plan needs at least one TaskBrief"),

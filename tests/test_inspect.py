@@ -6,9 +6,9 @@ import json
 import pytest
 
 from router.catalog.load import load_catalog, read_seed_file
+from router.catalog.tool_schema import inspect_tool
 from router.cli import main
 from router.errors import UnknownToolError
-from router.catalog.tool_schema import inspect_tool
 from router.paths import SEEDS_DIR
 
 
@@ -30,8 +30,17 @@ def test_memory_tool_inspects_with_its_title_and_output_schema(seeded):
     assert shown["outputSchema"] == listed["outputSchema"]
     assert shown["outputSchema"]["properties"].keys() == {"entities", "relations"}
     # the MCP order a reader expects: title beside the name, the result shape after the arguments
-    assert list(shown) == ["name", "title", "profile", "server", "description", "inputSchema",
-                           "outputSchema", "annotations", "mutating"]
+    assert list(shown) == [
+        "name",
+        "title",
+        "profile",
+        "server",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "mutating",
+    ]
 
 
 def test_tool_with_only_an_output_schema_has_no_title_key(seeded):
@@ -43,8 +52,15 @@ def test_tool_with_only_an_output_schema_has_no_title_key(seeded):
 
 def test_tool_without_output_schema_or_title_has_neither_key(seeded):
     shown = inspect_tool(seeded, "adb_install_apk")
-    assert list(shown) == ["name", "profile", "server", "description", "inputSchema",
-                           "annotations", "mutating"]
+    assert list(shown) == [
+        "name",
+        "profile",
+        "server",
+        "description",
+        "inputSchema",
+        "annotations",
+        "mutating",
+    ]
     assert None not in shown.values()
 
 

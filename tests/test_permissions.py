@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from router.paths import PROJECT_ROOT
 from router.agents.permissions import (
     Rule,
     edit_action,
@@ -27,6 +26,7 @@ from router.agents.permissions import (
     wildcard_match,
 )
 from router.agents.roles import ROLE_MATRIX, ROLE_NAMES, get_role
+from router.paths import PROJECT_ROOT
 
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"
 # OpenCode's published config schema (https://opencode.ai/config.json), vendored for CI.
@@ -46,38 +46,66 @@ A, K, D = "allow", "ask", "deny"
 # (tool, input) -> decision, per role: the matrix.
 EXPECTED = {
     "director": {
-        ("edit", "contracts/api.yaml"): D, ("edit", "src/x.py"): D, ("edit", "README.md"): D,
-        ("bash", "ls"): D, ("bash", "git status"): D,
-        ("task", "architect"): A, ("task", "manager"): A, ("task", "staff-backend"): D,
-        ("read", "src/x.py"): A, ("webfetch", "https://example.org"): A,
+        ("edit", "contracts/api.yaml"): D,
+        ("edit", "src/x.py"): D,
+        ("edit", "README.md"): D,
+        ("bash", "ls"): D,
+        ("bash", "git status"): D,
+        ("task", "architect"): A,
+        ("task", "manager"): A,
+        ("task", "staff-backend"): D,
+        ("read", "src/x.py"): A,
+        ("webfetch", "https://example.org"): A,
     },
     "architect": {
-        ("edit", "contracts/api.yaml"): A, ("edit", "contracts/v2/events.json"): A,
-        ("edit", "tokens/colors.json"): A, ("edit", "src/x.py"): D,
-        ("edit", "ui/web/app.tsx"): D, ("edit", "README.md"): D,
-        ("bash", "make validate"): K, ("task", "staff-backend"): D, ("read", "src/x.py"): A,
+        ("edit", "contracts/api.yaml"): A,
+        ("edit", "contracts/v2/events.json"): A,
+        ("edit", "tokens/colors.json"): A,
+        ("edit", "src/x.py"): D,
+        ("edit", "ui/web/app.tsx"): D,
+        ("edit", "README.md"): D,
+        ("bash", "make validate"): K,
+        ("task", "staff-backend"): D,
+        ("read", "src/x.py"): A,
     },
     "manager": {
-        ("edit", "src/x.py"): D, ("edit", "contracts/api.yaml"): D, ("edit", "tests/t.py"): D,
+        ("edit", "src/x.py"): D,
+        ("edit", "contracts/api.yaml"): D,
+        ("edit", "tests/t.py"): D,
         ("bash", "git merge feature"): A,
-        ("task", "staff-backend"): A, ("task", "staff-ui"): A, ("task", "qa-adversary"): A,
-        ("task", "director"): D, ("task", "architect"): D,
+        ("task", "staff-backend"): A,
+        ("task", "staff-ui"): A,
+        ("task", "qa-adversary"): A,
+        ("task", "director"): D,
+        ("task", "architect"): D,
     },
     "staff-backend": {
-        ("edit", "src/x.py"): A, ("edit", "src/deep/pkg/mod.rs"): A,
-        ("edit", "ui/web/app.tsx"): D, ("edit", "contracts/api.yaml"): D,
-        ("edit", "tokens/colors.json"): D, ("edit", "srcfile.py"): D,
-        ("bash", "cargo test"): A, ("task", "qa-adversary"): D,
+        ("edit", "src/x.py"): A,
+        ("edit", "src/deep/pkg/mod.rs"): A,
+        ("edit", "ui/web/app.tsx"): D,
+        ("edit", "contracts/api.yaml"): D,
+        ("edit", "tokens/colors.json"): D,
+        ("edit", "srcfile.py"): D,
+        ("bash", "cargo test"): A,
+        ("task", "qa-adversary"): D,
     },
     "staff-ui": {
-        ("edit", "ui/web/app.tsx"): A, ("edit", "ui/web/components/Button.tsx"): A,
-        ("edit", "ui/mobile/app.tsx"): D, ("edit", "src/x.py"): D, ("edit", "tokens/c.json"): D,
-        ("bash", "npm test"): A, ("task", "staff-backend"): D,
+        ("edit", "ui/web/app.tsx"): A,
+        ("edit", "ui/web/components/Button.tsx"): A,
+        ("edit", "ui/mobile/app.tsx"): D,
+        ("edit", "src/x.py"): D,
+        ("edit", "tokens/c.json"): D,
+        ("bash", "npm test"): A,
+        ("task", "staff-backend"): D,
     },
     "qa-adversary": {
-        ("edit", "src/x.py"): D, ("edit", "src/deep/mod.py"): D,
-        ("edit", "tests/test_x.py"): A, ("edit", "contracts/api.yaml"): D,
-        ("bash", "pytest -q"): A, ("task", "manager"): D, ("read", "src/x.py"): A,
+        ("edit", "src/x.py"): D,
+        ("edit", "src/deep/mod.py"): D,
+        ("edit", "tests/test_x.py"): A,
+        ("edit", "contracts/api.yaml"): D,
+        ("bash", "pytest -q"): A,
+        ("task", "manager"): D,
+        ("read", "src/x.py"): A,
     },
 }
 
@@ -167,7 +195,11 @@ def opencode_run(tmp_path_factory):
 
     def run(*args: str, cwd: Path = project) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(OPENCODE_BIN), *args], cwd=cwd, env=env, capture_output=True, text=True,
+            [str(OPENCODE_BIN), *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
             timeout=120,
         )
 
@@ -185,7 +217,7 @@ def listed_rules(opencode_run):
     assert result.returncode == 0, result.stderr[-2000:]
     decoder, rules = json.JSONDecoder(), {}
     for header in _AGENT_HEADER.finditer(result.stdout):
-        listed, _ = decoder.raw_decode(result.stdout[header.end():].lstrip())
+        listed, _ = decoder.raw_decode(result.stdout[header.end() :].lstrip())
         rules[header.group(1)] = [Rule(r["permission"], r["pattern"], r["action"]) for r in listed]
     return rules
 

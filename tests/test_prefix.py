@@ -11,21 +11,21 @@ import pytest
 import rfc8785
 import tiktoken
 
-from router.cli import main
-from router.clock import utc_now_iso
-from router.facade.definitions import meta_tool_definitions
-from router.paths import ROLES_DIR
 from router.agents.prefix import (
     NO_SCOPE,
+    VOLATILE_PATTERNS,
     PromptError,
     assemble,
     canonical_tools,
     canonical_tools_bytes,
     prefix_problems,
-    VOLATILE_PATTERNS,
 )
 from router.agents.provider_bodies import anthropic_body, openai_body
 from router.agents.roles import ROLE_NAMES
+from router.cli import main
+from router.clock import utc_now_iso
+from router.facade.definitions import meta_tool_definitions
+from router.paths import ROLES_DIR
 
 ROLE_PAIRS = list(combinations(ROLE_NAMES, 2))
 
@@ -148,8 +148,7 @@ def _tamper(prompt, layer_index, old, new):
 @pytest.mark.parametrize("layer_index, anchor", [(0, "# Tool protocol"), (1, "## The team")])
 def test_role_name_in_layer_1_or_2_is_caught(prompts, layer_index, anchor):
     tampered = [
-        _tamper(p, layer_index, anchor, f"You are the {p.role}.\n\n{anchor}")
-        for p in prompts.values()
+        _tamper(p, layer_index, anchor, f"You are the {p.role}.\n\n{anchor}") for p in prompts.values()
     ]
     problems = prefix_problems(tampered)
     assert len([p for p in problems if "frozen prefixes differ" in p]) == 15
@@ -174,7 +173,7 @@ def test_timestamp_in_shared_context_file_is_caught(tmp_path):
         (roles_dir / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     shared = roles_dir / "00-shared-context.md"
     shared.write_text(
-        shared.read_text(encoding="utf-8") + f"\nSession 3f2b8c1e-9a4d-4e2b-8f1a-0c9d7e6b5a41\n",
+        shared.read_text(encoding="utf-8") + "\nSession 3f2b8c1e-9a4d-4e2b-8f1a-0c9d7e6b5a41\n",
         encoding="utf-8",
     )
     tampered = [assemble(role, roles_dir=roles_dir) for role in ROLE_NAMES]
@@ -182,7 +181,9 @@ def test_timestamp_in_shared_context_file_is_caught(tmp_path):
 
 
 def test_role_text_after_the_prefix_is_not_a_problem(prompts):
-    tampered = [_tamper(p, 3, "# Task brief", f"# Task brief\nNow: {utc_now_iso()}") for p in prompts.values()]
+    tampered = [
+        _tamper(p, 3, "# Task brief", f"# Task brief\nNow: {utc_now_iso()}") for p in prompts.values()
+    ]
     assert prefix_problems(tampered) == []
 
 
@@ -207,8 +208,16 @@ def test_role_files_are_complete_prompts(role):
 
 def test_shared_context_states_protocol_and_mandate():
     text = (ROLES_DIR / "00-shared-context.md").read_text(encoding="utf-8")
-    for needle in ("mcp_search_tools", "mcp_inspect_schema", "mcp_call_tool", "## Zero stubs",
-                   "TaskBrief", "WorkerReceipt", "QaVerdict", *ROLE_NAMES):
+    for needle in (
+        "mcp_search_tools",
+        "mcp_inspect_schema",
+        "mcp_call_tool",
+        "## Zero stubs",
+        "TaskBrief",
+        "WorkerReceipt",
+        "QaVerdict",
+        *ROLE_NAMES,
+    ):
         assert needle in text, needle
 
 
@@ -248,9 +257,9 @@ def test_jcs_key_order_is_by_utf16_code_units():
 
 
 def test_jcs_unicode_is_raw_utf8_and_numbers_are_es6():
-    assert rfc8785.dumps({"t": "café €"}) == '{"t":"café €"}'.encode("utf-8")
+    assert rfc8785.dumps({"t": "café €"}) == '{"t":"café €"}'.encode()
     assert rfc8785.dumps([1.0, 1e21, 1e-7, 0.000001, -0.0, 100, 1.5]) == b"[1,1e+21,1e-7,0.000001,0,100,1.5]"
-    with pytest.raises(Exception):
+    with pytest.raises(rfc8785.IntegerDomainError):
         rfc8785.dumps(2**53)  # beyond what every JSON reader holds exactly
 
 
@@ -274,20 +283,26 @@ def test_request_tools_come_from_the_canonical_bytes(prompts):
     layer1 = prompts["qa-adversary"].layers[0].encode("utf-8")
     a_tools = anthropic_body(prompts["qa-adversary"], model="m", user_message="x", max_tokens=1)["tools"]
     o_tools = openai_body(prompts["qa-adversary"], model="m", user_message="x")["tools"]
-    assert [t["name"] for t in a_tools] == [t["function"]["name"] for t in o_tools] == [
-        t["name"] for t in canonical_tools()
-    ]
+    assert (
+        [t["name"] for t in a_tools]
+        == [t["function"]["name"] for t in o_tools]
+        == [t["name"] for t in canonical_tools()]
+    )
     for a, o in zip(a_tools, o_tools):
         schema_bytes = rfc8785.dumps(a["input_schema"])
         assert schema_bytes in layer1  # the very bytes the model reads in layer 1
         assert rfc8785.dumps(o["function"]["parameters"]) == schema_bytes
         # key order of the emitted schema is already canonical
-        assert json.dumps(a["input_schema"], separators=(",", ":"), ensure_ascii=False).encode() == schema_bytes
+        assert (
+            json.dumps(a["input_schema"], separators=(",", ":"), ensure_ascii=False).encode() == schema_bytes
+        )
 
 
 def test_request_bodies_are_identical_across_roles_up_to_the_prefix(prompts):
     bodies = [anthropic_body(p, model="m", user_message="x", max_tokens=1) for p in prompts.values()]
-    assert all(b["tools"] == bodies[0]["tools"] and b["system"][:2] == bodies[0]["system"][:2] for b in bodies)
+    assert all(
+        b["tools"] == bodies[0]["tools"] and b["system"][:2] == bodies[0]["system"][:2] for b in bodies
+    )
     openai = [openai_body(p, model="m", user_message="x") for p in prompts.values()]
     assert len({b["prompt_cache_key"] for b in openai}) == 1
     for prompt, body in zip(prompts.values(), openai):
@@ -313,7 +328,10 @@ def test_cli_anthropic_and_openai_bodies(capsys, tmp_path):
     body = json.loads(capsys.readouterr().out)
     assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
     assert "src/ratelimit/**" in body["system"][2]["text"]
-    assert main(["prompt", "staff-backend", "--brief", str(brief), "--format", "openai", "--model", "gpt-x"]) == 0
+    assert (
+        main(["prompt", "staff-backend", "--brief", str(brief), "--format", "openai", "--model", "gpt-x"])
+        == 0
+    )
     body = json.loads(capsys.readouterr().out)
     assert body["model"] == "gpt-x" and body["tools"][0]["type"] == "function"
 
@@ -328,10 +346,12 @@ def test_cli_text_output_through_the_console_script(tmp_path):
 @pytest.mark.parametrize(
     "role, fields, message",
     [
-        ("architect", {"role": "architect", "ownedPaths": ["contracts/api.yaml", "src/x.py"]},
-         "brief field ownedPaths[1]: 'src/x.py' is outside what role 'architect' may edit"),
-        ("qa-adversary", {"role": "qa-adversary", "ownedPaths": ["src/**"]},
-         "brief field ownedPaths[0]"),
+        (
+            "architect",
+            {"role": "architect", "ownedPaths": ["contracts/api.yaml", "src/x.py"]},
+            "brief field ownedPaths[1]: 'src/x.py' is outside what role 'architect' may edit",
+        ),
+        ("qa-adversary", {"role": "qa-adversary", "ownedPaths": ["src/**"]}, "brief field ownedPaths[0]"),
         ("director", {"role": "director", "ownedPaths": ["README.md"]}, "brief field ownedPaths[0]"),
         ("manager", {}, "brief field role: the brief is for 'staff-backend', not 'manager'"),
     ],
@@ -369,8 +389,12 @@ def test_readme_states_the_real_prefix_size(prompts, encoding):
     assert tokens == len(encoding.encode(prompt.frozen_prefix().decode("utf-8")))
     assert layer1 == prompt.cache_breakpoints[0]
     assert layer1_tokens == len(encoding.encode(prompt.layers[0]))
-    for command in ("context-router prompt", "context-router schemas", "context-router handoff validate",
-                    "context-router cards"):
+    for command in (
+        "context-router prompt",
+        "context-router schemas",
+        "context-router handoff validate",
+        "context-router cards",
+    ):
         assert command in readme, command
 
 

@@ -35,15 +35,23 @@ def catalog_db(tmp_path_factory):
 def test_readme_example_query_runs_in_system_sqlite3(catalog_db, query):
     result = subprocess.run(
         ["sqlite3", "-header", "-column", str(catalog_db), query],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
 def test_readme_has_example_queries_for_the_inspection_views():
     queried = " ".join(EXAMPLE_QUERY.findall(README))
-    for view in ("v_catalog_per_profile", "v_recent_audit", "v_cost_per_session",
-                 "v_cost_per_day", "v_breaker_state", "v_skills"):
+    for view in (
+        "v_catalog_per_profile",
+        "v_recent_audit",
+        "v_cost_per_session",
+        "v_cost_per_day",
+        "v_breaker_state",
+        "v_skills",
+    ):
         assert view in queried
 
 

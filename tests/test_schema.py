@@ -8,8 +8,8 @@ import pytest
 
 from router import db
 from router.catalog.load import load_catalog
-from router.errors import SchemaVersionError
 from router.catalog.tool_schema import inspect_tool
+from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE, SEEDS_DIR
 
 # What the last version-1 and version-2 routers created; real old files, not hand-made
@@ -161,12 +161,14 @@ def test_version_1_file_goes_through_2_and_3_and_keeps_its_rows(db_path):
     assert db.schema_version(conn) == db.SCHEMA_VERSION == 3
     assert "deadline_at" in audit_columns(conn)
     assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
-    assert conn.execute(
-        "SELECT target, outcome, deadline_at FROM audit ORDER BY id"
-    ).fetchall() == [("whoami", "ok", None), ("hang_forever", "started", None)]
+    assert conn.execute("SELECT target, outcome, deadline_at FROM audit ORDER BY id").fetchall() == [
+        ("whoami", "ok", None),
+        ("hang_forever", "started", None),
+    ]
     # a call left unfinished by a version-1 router has no deadline: its process is gone
     assert conn.execute("SELECT target, outcome FROM v_recent_audit ORDER BY id").fetchall() == [
-        ("whoami", "ok"), ("hang_forever", "interrupted")
+        ("whoami", "ok"),
+        ("hang_forever", "interrupted"),
     ]
     conn.close()
 
@@ -203,8 +205,10 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
     make_v2_file(db_path, catalog_of=seeded)
     conn = db.connect(db_path)
     with_either = {
-        name for (name,) in apsw.Connection(str(seeded)).execute(
-            "SELECT name FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL")
+        name
+        for (name,) in apsw.Connection(str(seeded)).execute(
+            "SELECT name FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL"
+        )
     }
     assert {"read_graph", "get_current_time", "read_text_file"} <= with_either
     hashes = dict(conn.execute("SELECT name, definition_hash FROM tools"))
@@ -217,7 +221,9 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
         "SELECT title, json_extract(output_schema, '$.type') FROM tools WHERE name = 'read_graph'"
     ).fetchone() == ("Read Graph", "object")
     assert conn.execute("SELECT tools, changed FROM catalog_loads ORDER BY id DESC LIMIT 1").fetchone() == (
-        len(hashes), len(with_either))
+        len(hashes),
+        len(with_either),
+    )
 
     loads = conn.execute("SELECT count(*) FROM catalog_loads").fetchone()
     again = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
@@ -227,9 +233,12 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
 
 
 def _shape(conn):
-    tables = [name for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        " ORDER BY name")]
+    tables = [
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
     views = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name")
     return (
         {name: conn.execute(f"PRAGMA table_info({name})").fetchall() for name in tables},

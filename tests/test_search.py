@@ -6,8 +6,8 @@ import pytest
 
 from router.catalog import search as search_module
 from router.catalog.load import load_catalog
-from router.errors import QueryError
 from router.catalog.search import BOOST_WEIGHT, BREAKER_OPEN_SECONDS, TRIGGER_WEIGHT, search
+from router.errors import QueryError
 
 
 def tool(name, description, *, profile="ops", read_only=True, triggers=(), boost=(), args=None):
@@ -215,7 +215,9 @@ def test_stemming_finds_other_forms_of_a_word(small):
 
 def test_profile_filter_keeps_only_that_profile(small):
     assert {hit.profile for hit in search(small, "files apk pull requests", limit=50)} == {
-        "ops", "android", "dev"
+        "ops",
+        "android",
+        "dev",
     }
     hits = search(small, "files apk pull requests", profile="android", limit=50)
     assert [hit.name for hit in hits] == ["adb_install_apk"]
@@ -268,9 +270,12 @@ def test_hits_never_carry_schemas(small):
 def reports(conn, tmp_path):
     """'report' in 4 of 6 tools (no BM25 weight), 'alpha' in 2, 'beta' in 1."""
     tools = [
-        tool("r1", "Make a report about alpha."), tool("r2", "Make a report about alpha and beta."),
-        tool("r3", "Print a report."), tool("r4", "Mail the report."),
-        tool("x1", "Play a song."), tool("x2", "Water the plants."),
+        tool("r1", "Make a report about alpha."),
+        tool("r2", "Make a report about alpha and beta."),
+        tool("r3", "Print a report."),
+        tool("r4", "Mail the report."),
+        tool("x1", "Play a song."),
+        tool("x2", "Water the plants."),
     ]
     path = tmp_path / "reports.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in tools))
@@ -312,15 +317,23 @@ def test_the_sqlite3_shell_reads_the_search_objects(small, db_path):
     import subprocess
 
     result = subprocess.run(
-        ["sqlite3", str(db_path),
-         "SELECT name || '|' || profile FROM v_search WHERE name = 'adb_install_apk';"
-         "SELECT phrase || '|' || kind FROM tool_phrases ORDER BY phrase;"
-         "SELECT doc FROM tools_fts_terms WHERE term = 'file';"],
-        capture_output=True, text=True, check=False,
+        [
+            "sqlite3",
+            str(db_path),
+            "SELECT name || '|' || profile FROM v_search WHERE name = 'adb_install_apk';"
+            "SELECT phrase || '|' || kind FROM tool_phrases ORDER BY phrase;"
+            "SELECT doc FROM tools_fts_terms WHERE term = 'file';",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert result.stdout.splitlines() == [
-        "adb_install_apk|android", "log rotation|boost", "rotate logs|trigger", "6",
+        "adb_install_apk|android",
+        "log rotation|boost",
+        "rotate logs|trigger",
+        "6",
     ]
 
 

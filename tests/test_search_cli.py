@@ -8,11 +8,11 @@ import subprocess
 import pytest
 import tiktoken
 
-from router.catalog.load import load_catalog
-from router.cli import main
 from router.catalog.evaluation import mrr_at, ndcg_at, recall_at
-from router.paths import SEEDS_DIR
+from router.catalog.load import load_catalog
 from router.catalog.search import search
+from router.cli import main
+from router.paths import SEEDS_DIR
 from tests.conftest import project_env
 
 
@@ -61,7 +61,10 @@ def files(tmp_path, db_path):
 def test_batch_writes_one_ranked_line_per_query_in_order(files, db_path, venv_bin):
     result = subprocess.run(
         [venv_bin / "context-router", "search", "--db", str(db_path), "--batch", str(files)],
-        capture_output=True, text=True, env=project_env(), check=True,
+        capture_output=True,
+        text=True,
+        env=project_env(),
+        check=True,
     )
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines == [
@@ -145,9 +148,18 @@ def test_metric_functions_on_edge_cases():
 # --- the page a model sees ------------------------------------------------------------------
 
 PAGE_QUERIES = [
-    "read a file", "what time is it", "install an apk on the emulator", "take a screenshot",
-    "search the web", "decompile a function", "list git branches", "render the blender scene",
-    "tap on a button in the app", "crawl a website", "create a godot node", "save a memory",
+    "read a file",
+    "what time is it",
+    "install an apk on the emulator",
+    "take a screenshot",
+    "search the web",
+    "decompile a function",
+    "list git branches",
+    "render the blender scene",
+    "tap on a button in the app",
+    "crawl a website",
+    "create a godot node",
+    "save a memory",
 ]
 
 

@@ -15,9 +15,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from router.catalog.load import read_seed_dir
+from router.catalog.tool_text import summary
 from router.paths import PROJECT_ROOT, SEEDS_DIR
 from router.servers import load_servers
-from router.catalog.tool_text import summary
 
 PROFILES = ("core", "appsec", "android", "game", "research")
 MIN_TOOLS = 120
@@ -53,11 +53,15 @@ def test_system_sqlite3_shows_every_profile_after_make_catalog(tmp_path):
     db = tmp_path / "router.db"
     subprocess.run(
         [str(VENV_BIN / "context-router"), "catalog", "--db", str(db)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     shown = subprocess.run(
         [sqlite3, "-json", str(db), "SELECT * FROM v_catalog_per_profile"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert shown.stderr == ""
     rows = {row["profile"]: row for row in json.loads(shown.stdout)}

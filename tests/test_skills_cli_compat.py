@@ -23,27 +23,43 @@ def cli_world(tmp_path_factory):
     home = root / "home"
     home.mkdir()
     source = root / "source" / "skills"
-    tricky = make_skill(source / "Tricky.Names (v2)", "Tricky.Names",
-                        files={name: f"content of {name}\n" for name in TRICKY_NAMES})
-    nested = make_skill(source / "deep-nest", "deep-nest", description='"quoted: punctuation, too"',
-                        files={"a/b/c/d/e.txt": "deep\n", "a/B/C.md": "case\n",
-                               "node_modules/dep/index.js": "skipped by the CLI hash\n"})
+    tricky = make_skill(
+        source / "Tricky.Names (v2)",
+        "Tricky.Names",
+        files={name: f"content of {name}\n" for name in TRICKY_NAMES},
+    )
+    nested = make_skill(
+        source / "deep-nest",
+        "deep-nest",
+        description='"quoted: punctuation, too"',
+        files={
+            "a/b/c/d/e.txt": "deep\n",
+            "a/B/C.md": "case\n",
+            "node_modules/dep/index.js": "skipped by the CLI hash\n",
+        },
+    )
     (nested / "link-inside.md").symlink_to("a/B/C.md")  # the CLI hash leaves symlinks out
     ours = make_skill(root / "ours" / "Ours_First", "ours-first", files={"ref/Notes.md": "n\n"})
     lock_path = default_lock_path({"HOME": str(home)})
     grimoire_path = root / "grimoire.lock"
     db = root / "router.db"
-    code, out, err = context_router("skills", "lock", ours, "--lock", lock_path,
-                                    "--grimoire", root / "ours.grimoire.lock", "--db", db)
+    code, _out, err = context_router(
+        "skills", "lock", ours, "--lock", lock_path, "--grimoire", root / "ours.grimoire.lock", "--db", db
+    )
     assert code == 0, err
     ours_entry_before = json.loads(lock_path.read_text())["skills"]["ours-first"]
     work = root / "work"
     work.mkdir()
-    result = run_skills_cli(["add", str(source.parent), "-g", "-y", "-a", "claude-code", "--copy"],
-                            home=home, cwd=work)
+    result = run_skills_cli(
+        ["add", str(source.parent), "-g", "-y", "-a", "claude-code", "--copy"], home=home, cwd=work
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return {
-        "root": root, "home": home, "lock": lock_path, "grimoire": grimoire_path, "db": db,
+        "root": root,
+        "home": home,
+        "lock": lock_path,
+        "grimoire": grimoire_path,
+        "db": db,
         "folders": {"Tricky.Names": tricky, "deep-nest": nested, "ours-first": ours},
         "ours_entry_before": ours_entry_before,
     }
@@ -89,30 +105,65 @@ def test_our_serializer_gives_the_cli_bytes(cli_world):
 
 
 def test_cli_written_lock_verifies_and_mounts(cli_world, tmp_path):
-    root, lock = cli_world["root"], cli_world["lock"]
+    _root, lock = cli_world["root"], cli_world["lock"]
     snapshot = lock.read_bytes()
     # grimoire entries for the CLI's skills, written through a scratch .skill-lock.json so
     # the CLI's own file is what verify reads
     scratch_lock = tmp_path / "scratch" / ".skill-lock.json"
     folders = [cli_world["folders"][n] for n in ("Tricky.Names", "deep-nest")]
-    code, _, err = context_router("skills", "lock", *folders, "--lock", scratch_lock,
-                                  "--grimoire", cli_world["grimoire"], "--db", cli_world["db"])
+    code, _, err = context_router(
+        "skills",
+        "lock",
+        *folders,
+        "--lock",
+        scratch_lock,
+        "--grimoire",
+        cli_world["grimoire"],
+        "--db",
+        cli_world["db"],
+    )
     assert code == 0, err
-    assert read_skill_lock(scratch_lock)["skills"]["deep-nest"]["skillFolderHash"] == \
-        read_skill_lock(lock)["skills"]["deep-nest"]["skillFolderHash"]
+    assert (
+        read_skill_lock(scratch_lock)["skills"]["deep-nest"]["skillFolderHash"]
+        == read_skill_lock(lock)["skills"]["deep-nest"]["skillFolderHash"]
+    )
 
-    code, out, err = context_router("skills", "verify", "Tricky.Names", "deep-nest", "--lock", lock,
-                                    "--grimoire", cli_world["grimoire"], "--db", cli_world["db"])
+    code, out, err = context_router(
+        "skills",
+        "verify",
+        "Tricky.Names",
+        "deep-nest",
+        "--lock",
+        lock,
+        "--grimoire",
+        cli_world["grimoire"],
+        "--db",
+        cli_world["db"],
+    )
     assert code == 0, out + err
     assert "verified Tricky.Names" in out and "verified deep-nest" in out
 
     into = tmp_path / "task-skills"
-    code, out, err = context_router("skills", "mount", "Tricky.Names", "--into", into, "--lock", lock,
-                                    "--grimoire", cli_world["grimoire"], "--db", cli_world["db"])
+    code, out, err = context_router(
+        "skills",
+        "mount",
+        "Tricky.Names",
+        "--into",
+        into,
+        "--lock",
+        lock,
+        "--grimoire",
+        cli_world["grimoire"],
+        "--db",
+        cli_world["db"],
+    )
     assert code == 0, err
     mounted = into / "tricky.names"  # the folder name the CLI itself installs it under
     assert (cli_world["home"] / ".claude" / "skills" / "tricky.names").is_dir()
-    assert cli_folder_hash(scan_folder(mounted)) == read_skill_lock(lock)["skills"]["Tricky.Names"]["skillFolderHash"]
+    assert (
+        cli_folder_hash(scan_folder(mounted))
+        == read_skill_lock(lock)["skills"]["Tricky.Names"]["skillFolderHash"]
+    )
     assert lock.read_bytes() == snapshot  # verify and mount never write the lock
 
 
@@ -121,8 +172,9 @@ def test_verify_with_default_lock_path_from_home(cli_world, monkeypatch):
     monkeypatch.setenv("HOME", str(cli_world["home"]))
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
     before = cli_world["lock"].read_text(encoding="utf-8")
-    code, out, err = context_router("skills", "lock", cli_world["folders"]["ours-first"],
-                                    "--db", cli_world["db"])
+    code, out, err = context_router(
+        "skills", "lock", cli_world["folders"]["ours-first"], "--db", cli_world["db"]
+    )
     assert code == 0, err
     # same hash as the entry already there: the CLI's file is rewritten byte for byte
     assert cli_world["lock"].read_text(encoding="utf-8") == before
@@ -132,6 +184,7 @@ def test_verify_with_default_lock_path_from_home(cli_world, monkeypatch):
 
 
 def test_xdg_state_home_moves_the_default_lock():
-    assert default_lock_path({"XDG_STATE_HOME": "/state", "HOME": "/home/u"}) == \
-        Path("/state/skills/.skill-lock.json")
+    assert default_lock_path({"XDG_STATE_HOME": "/state", "HOME": "/home/u"}) == Path(
+        "/state/skills/.skill-lock.json"
+    )
     assert default_lock_path({"HOME": "/home/u"}) == Path("/home/u/.agents/.skill-lock.json")

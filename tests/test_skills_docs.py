@@ -7,8 +7,8 @@ import subprocess
 
 from router.cli import build_parser
 from router.paths import PROJECT_ROOT
-from router.skills.snapshot import snapshot_skill
 from router.skills.grimoire import grimoire_entry
+from router.skills.snapshot import snapshot_skill
 from tests.skills_support import context_router, make_skill
 
 README = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
@@ -27,17 +27,34 @@ def test_every_skills_action_is_documented():
 
 def test_grimoire_fields_written_are_documented(tmp_path):
     snap = snapshot_skill(make_skill(tmp_path / "s", "s", files={"a.txt": "a"}))
-    entry = grimoire_entry(snap.folder, snap.declaration, snap.declaration_hash, snap.manifest, snap.tree_hash)
-    for key in list(entry) + list(entry["declaration"]) + ["grimoire_version", "blake3", "executable", "symlink"]:
+    entry = grimoire_entry(
+        snap.folder, snap.declaration, snap.declaration_hash, snap.manifest, snap.tree_hash
+    )
+    for key in (
+        list(entry) + list(entry["declaration"]) + ["grimoire_version", "blake3", "executable", "symlink"]
+    ):
         assert f'"{key}"' in README, key
 
 
 def test_readme_v_skills_query_runs_in_the_sqlite3_shell(tmp_path):
     folder = make_skill(tmp_path / "s", "doc-skill")
     db = tmp_path / "router.db"
-    assert context_router("skills", "lock", folder, "--lock", tmp_path / "l.json",
-                          "--grimoire", tmp_path / "g.lock", "--db", db)[0] == 0
+    assert (
+        context_router(
+            "skills",
+            "lock",
+            folder,
+            "--lock",
+            tmp_path / "l.json",
+            "--grimoire",
+            tmp_path / "g.lock",
+            "--db",
+            db,
+        )[0]
+        == 0
+    )
     query = re.search(r"sqlite3 -header -column router\.db '([^']*v_skills[^']*)'", README).group(1)
-    result = subprocess.run([shutil.which("sqlite3"), "-readonly", str(db), query],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [shutil.which("sqlite3"), "-readonly", str(db), query], capture_output=True, text=True, check=True
+    )
     assert result.stdout.startswith("doc-skill|lock|locked|")

@@ -10,14 +10,22 @@ from tests.skills_support import context_router, make_skill
 
 
 def _git(*args, cwd):
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                          cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def test_github_entry_verifies_by_git_tree_and_relock_keeps_its_kind(tmp_path):
     repo = tmp_path / "repo"
-    folder = make_skill(repo / "skills" / "Gh-Skill", "gh-skill",
-                        files={"ref/A.md": "a\n", "ref/a.md": "lower\n", "tool.py": "print(1)\n"})
+    folder = make_skill(
+        repo / "skills" / "Gh-Skill",
+        "gh-skill",
+        files={"ref/A.md": "a\n", "ref/a.md": "lower\n", "tool.py": "print(1)\n"},
+    )
     os.chmod(folder / "tool.py", 0o755)
     _git("init", "-q", cwd=repo)
     _git("add", "-A", cwd=repo)
@@ -30,9 +38,12 @@ def test_github_entry_verifies_by_git_tree_and_relock_keeps_its_kind(tmp_path):
     # the entry as the CLI writes it for `skills add owner/repo`
     doc = json.loads(lock.read_text())
     doc["skills"]["gh-skill"] = {
-        "source": "owner/repo", "sourceType": "github",
-        "sourceUrl": "https://github.com/owner/repo.git", "skillPath": "skills/Gh-Skill/SKILL.md",
-        "skillFolderHash": tree_id, "installedAt": "2026-01-01T00:00:00.000Z",
+        "source": "owner/repo",
+        "sourceType": "github",
+        "sourceUrl": "https://github.com/owner/repo.git",
+        "skillPath": "skills/Gh-Skill/SKILL.md",
+        "skillFolderHash": tree_id,
+        "installedAt": "2026-01-01T00:00:00.000Z",
         "updatedAt": "2026-01-01T00:00:00.000Z",
     }
     lock.write_text(json.dumps(doc, indent=2))

@@ -16,14 +16,22 @@ SKILL = "tamper-me"
 @pytest.fixture
 def locked(tmp_path):
     """One skill, locked into both files; returns paths for the test to break things."""
-    folder = make_skill(tmp_path / "src" / "Tamper_Me", SKILL, files={
-        "ref/Guide.md": "guide\n", "ref/deep/notes.txt": "notes\n", "scripts/run.sh": "#!/bin/sh\n",
-        "data.json": "{}\n",
-    })
+    folder = make_skill(
+        tmp_path / "src" / "Tamper_Me",
+        SKILL,
+        files={
+            "ref/Guide.md": "guide\n",
+            "ref/deep/notes.txt": "notes\n",
+            "scripts/run.sh": "#!/bin/sh\n",
+            "data.json": "{}\n",
+        },
+    )
     (folder / "ref" / "alias.md").symlink_to("Guide.md")
     paths = {
-        "folder": folder, "lock": tmp_path / "locks" / ".skill-lock.json",
-        "grimoire": tmp_path / "locks" / "grimoire.lock", "db": tmp_path / "router.db",
+        "folder": folder,
+        "lock": tmp_path / "locks" / ".skill-lock.json",
+        "grimoire": tmp_path / "locks" / "grimoire.lock",
+        "db": tmp_path / "router.db",
         "into": tmp_path / "task" / "skills",
     }
     code, _, err = context_router("skills", "lock", folder, *_lock_args(paths))
@@ -75,7 +83,8 @@ def test_untouched_skill_verifies_and_mounts(locked):
     assert code == 0, err
     target = locked["into"] / SKILL
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == sorted(
-        p.relative_to(locked["folder"]).as_posix() for p in locked["folder"].rglob("*"))
+        p.relative_to(locked["folder"]).as_posix() for p in locked["folder"].rglob("*")
+    )
     assert (target / "ref" / "alias.md").is_symlink()
     assert (target / "ref" / "alias.md").read_text() == "guide\n"
     assert [r["outcome"] for r in _rows(locked, "mount")] == ["mounted"]
@@ -179,16 +188,26 @@ def test_lock_refuses_an_escaping_symlink_and_writes_nothing(tmp_path):
     bad = make_skill(tmp_path / "bad", "bad")
     (bad / "escape").symlink_to("/etc")
     lock, grimoire = tmp_path / "l" / ".skill-lock.json", tmp_path / "l" / "grimoire.lock"
-    code, _, err = context_router("skills", "lock", good, bad, "--lock", lock, "--grimoire", grimoire,
-                                  "--db", tmp_path / "r.db")
+    code, _, err = context_router(
+        "skills", "lock", good, bad, "--lock", lock, "--grimoire", grimoire, "--db", tmp_path / "r.db"
+    )
     assert code == 2 and "refusing to lock skill 'bad'" in err and "escape" in err
     assert not lock.exists() and not grimoire.exists()
 
 
 def test_lock_refuses_a_folder_without_skill_md(tmp_path):
     (tmp_path / "empty").mkdir()
-    code, _, err = context_router("skills", "lock", tmp_path / "empty", "--lock", tmp_path / "l.json",
-                                  "--grimoire", tmp_path / "g.lock", "--db", tmp_path / "r.db")
+    code, _, err = context_router(
+        "skills",
+        "lock",
+        tmp_path / "empty",
+        "--lock",
+        tmp_path / "l.json",
+        "--grimoire",
+        tmp_path / "g.lock",
+        "--db",
+        tmp_path / "r.db",
+    )
     assert code == 2 and "no SKILL.md" in err and str(tmp_path / "empty") in err
 
 

@@ -28,13 +28,21 @@ def request(request_id: int, method: str, params: dict | None = None) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-HANDSHAKE = request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                      "clientInfo": {"name": "transport-test", "version": "0"}}) + \
-    b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-SEARCH_THEN_LIST = (
-    request(2, "tools/call", {"name": "mcp_search_tools", "arguments": {"query": "current time"}})
-    + request(3, "tools/list")
+HANDSHAKE = (
+    request(
+        1,
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "transport-test", "version": "0"},
+        },
+    )
+    + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 )
+SEARCH_THEN_LIST = request(
+    2, "tools/call", {"name": "mcp_search_tools", "arguments": {"query": "current time"}}
+) + request(3, "tools/list")
 
 
 def answered_ids(stdout: bytes) -> list[int]:
@@ -43,8 +51,13 @@ def answered_ids(stdout: bytes) -> list[int]:
 
 def test_requests_sent_just_before_stdin_closes_are_all_answered(tmp_path):
     for attempt in range(3):  # the race this guards against is lost most of the time
-        done = subprocess.run([*ROUTER, "--db", str(tmp_path / "r.db")], input=HANDSHAKE + SEARCH_THEN_LIST,
-                              capture_output=True, timeout=60, check=True)
+        done = subprocess.run(
+            [*ROUTER, "--db", str(tmp_path / "r.db")],
+            input=HANDSHAKE + SEARCH_THEN_LIST,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
         assert answered_ids(done.stdout) == [1, 2, 3], (attempt, done.stdout, done.stderr[-2000:])
 
 
@@ -52,15 +65,26 @@ def test_a_regular_file_on_stdin_is_served_too(tmp_path):
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(HANDSHAKE + SEARCH_THEN_LIST)
     with requests.open("rb") as stdin:
-        done = subprocess.run([*ROUTER, "--db", str(tmp_path / "r.db")], stdin=stdin,
-                              capture_output=True, timeout=60, check=True)
+        done = subprocess.run(
+            [*ROUTER, "--db", str(tmp_path / "r.db")],
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
     assert answered_ids(done.stdout) == [1, 2, 3]
 
 
 def test_stray_output_goes_to_stderr_and_never_onto_the_wire():
     env = os.environ | {"PYTHONPATH": str(PROJECT_ROOT)}
-    done = subprocess.run(STRAY_SERVER, input=HANDSHAKE + request(2, "tools/call", {"name": "stray", "arguments": {}}),
-                          capture_output=True, timeout=60, check=True, env=env)
+    done = subprocess.run(
+        STRAY_SERVER,
+        input=HANDSHAKE + request(2, "tools/call", {"name": "stray", "arguments": {}}),
+        capture_output=True,
+        timeout=60,
+        check=True,
+        env=env,
+    )
     lines = done.stdout.splitlines()
     assert [json.loads(line)["id"] for line in lines] == [1, 2]  # every stdout line is JSON-RPC
     assert json.loads(lines[1])["result"]["content"][0]["text"] == "wrote junk"
@@ -72,8 +96,12 @@ def test_the_client_pipe_is_left_blocking_once_the_router_exits(tmp_path):
     # The router makes its end of the pipe non-blocking while it serves; that mode belongs to
     # the pipe, which a parent (a terminal, a shell) shares, so it must be undone.
     read_end, write_end = os.pipe()
-    router = subprocess.Popen([*ROUTER, "--db", str(tmp_path / "r.db")], stdin=read_end,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    router = subprocess.Popen(
+        [*ROUTER, "--db", str(tmp_path / "r.db")],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         os.write(write_end, HANDSHAKE)
         assert json.loads(router.stdout.readline())["id"] == 1

@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from router import __version__
-from router.errors import RouterError
 from router.agents.roles import ROLE_MATRIX, Role
+from router.errors import RouterError
 
 A2A_PROTOCOL_VERSION = "1.0"
 PROTOCOL_BINDING = "JSONRPC"
@@ -39,53 +39,78 @@ class Skill:
 # What each role offers another agent, in the envelopes' terms.
 ROLE_SKILLS: dict[str, tuple[Skill, ...]] = {
     "director": (
-        Skill("plan-task-dag", "Plan a task DAG",
-              "Turns a goal into TaskBrief envelopes linked by dependsOn, split by edit scope, "
-              "each with acceptance checks.",
-              ("planning", "task-dag", "TaskBrief"),
-              ("Plan adding rate limiting to the public API.",)),
-        Skill("judge-delivery", "Accept delivered work",
-              "Accepts a task only with a QaVerdict of PASS for the delivered commit; "
-              "re-plans otherwise.",
-              ("acceptance", "QaVerdict")),
+        Skill(
+            "plan-task-dag",
+            "Plan a task DAG",
+            "Turns a goal into TaskBrief envelopes linked by dependsOn, split by edit scope, "
+            "each with acceptance checks.",
+            ("planning", "task-dag", "TaskBrief"),
+            ("Plan adding rate limiting to the public API.",),
+        ),
+        Skill(
+            "judge-delivery",
+            "Accept delivered work",
+            "Accepts a task only with a QaVerdict of PASS for the delivered commit; re-plans otherwise.",
+            ("acceptance", "QaVerdict"),
+        ),
     ),
     "architect": (
-        Skill("design-contract", "Design an API or data contract",
-              "Changes contracts/** (OpenAPI, JSON Schema) from a TaskBrief, validated by a "
-              "real validator; returns a WorkerReceipt.",
-              ("contracts", "api", "schema", "TaskBrief", "WorkerReceipt")),
-        Skill("design-tokens", "Maintain design tokens",
-              "Changes tokens/** (colours, spacing, typography) from a TaskBrief; returns a "
-              "WorkerReceipt.",
-              ("design-tokens", "ui", "TaskBrief", "WorkerReceipt")),
+        Skill(
+            "design-contract",
+            "Design an API or data contract",
+            "Changes contracts/** (OpenAPI, JSON Schema) from a TaskBrief, validated by a "
+            "real validator; returns a WorkerReceipt.",
+            ("contracts", "api", "schema", "TaskBrief", "WorkerReceipt"),
+        ),
+        Skill(
+            "design-tokens",
+            "Maintain design tokens",
+            "Changes tokens/** (colours, spacing, typography) from a TaskBrief; returns a WorkerReceipt.",
+            ("design-tokens", "ui", "TaskBrief", "WorkerReceipt"),
+        ),
     ),
     "manager": (
-        Skill("dispatch-task", "Dispatch and track a task",
-              "Routes a TaskBrief to the worker whose edit scope holds its owned paths and "
-              "re-runs the acceptance checks on the receipt's commit.",
-              ("dispatch", "TaskBrief", "WorkerReceipt")),
-        Skill("gate-on-qa", "Merge only on QA PASS",
-              "Merges a commit only when a QaVerdict of PASS with red-proof evidence names it.",
-              ("merge", "quality-gate", "QaVerdict")),
+        Skill(
+            "dispatch-task",
+            "Dispatch and track a task",
+            "Routes a TaskBrief to the worker whose edit scope holds its owned paths and "
+            "re-runs the acceptance checks on the receipt's commit.",
+            ("dispatch", "TaskBrief", "WorkerReceipt"),
+        ),
+        Skill(
+            "gate-on-qa",
+            "Merge only on QA PASS",
+            "Merges a commit only when a QaVerdict of PASS with red-proof evidence names it.",
+            ("merge", "quality-gate", "QaVerdict"),
+        ),
     ),
     "staff-backend": (
-        Skill("implement-backend", "Implement back-end code",
-              "Implements src/** from a TaskBrief with tests; returns a WorkerReceipt with "
-              "the commit hash and real test counts.",
-              ("backend", "implementation", "TaskBrief", "WorkerReceipt"),
-              ("Implement the token bucket in src/ratelimit/ with unit tests.",)),
+        Skill(
+            "implement-backend",
+            "Implement back-end code",
+            "Implements src/** from a TaskBrief with tests; returns a WorkerReceipt with "
+            "the commit hash and real test counts.",
+            ("backend", "implementation", "TaskBrief", "WorkerReceipt"),
+            ("Implement the token bucket in src/ratelimit/ with unit tests.",),
+        ),
     ),
     "staff-ui": (
-        Skill("implement-ui", "Implement web UI",
-              "Implements ui/web/** from a TaskBrief using design tokens, checked in a real "
-              "browser; returns a WorkerReceipt.",
-              ("frontend", "ui", "accessibility", "TaskBrief", "WorkerReceipt")),
+        Skill(
+            "implement-ui",
+            "Implement web UI",
+            "Implements ui/web/** from a TaskBrief using design tokens, checked in a real "
+            "browser; returns a WorkerReceipt.",
+            ("frontend", "ui", "accessibility", "TaskBrief", "WorkerReceipt"),
+        ),
     ),
     "qa-adversary": (
-        Skill("red-proof-review", "Red-proof a delivered commit",
-              "Runs the acceptance checks on a commit, sabotages the new behaviour to show the "
-              "tests fail, reverts, and returns a QaVerdict.",
-              ("qa", "red-proof", "sabotage", "WorkerReceipt", "QaVerdict")),
+        Skill(
+            "red-proof-review",
+            "Red-proof a delivered commit",
+            "Runs the acceptance checks on a commit, sabotages the new behaviour to show the "
+            "tests fail, reverts, and returns a QaVerdict.",
+            ("qa", "red-proof", "sabotage", "WorkerReceipt", "QaVerdict"),
+        ),
     ),
 }
 

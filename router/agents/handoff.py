@@ -7,12 +7,20 @@ contract for agents written in other languages.
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
-from router.errors import RouterError
 from router.agents.roles import ROLE_NAMES
+from router.errors import RouterError
 
 TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # A full git object name as `git rev-parse HEAD` prints it: abbreviations and uppercase are
@@ -32,9 +40,7 @@ def _no_parent_segments(path: str) -> str:
     return path
 
 
-RelativePath = Annotated[
-    str, Field(pattern=RELATIVE_PATH_PATTERN), AfterValidator(_no_parent_segments)
-]
+RelativePath = Annotated[str, Field(pattern=RELATIVE_PATH_PATTERN), AfterValidator(_no_parent_segments)]
 TaskId = Annotated[str, Field(pattern=TASK_ID_PATTERN)]
 NonEmptyText = Annotated[str, Field(min_length=1)]
 
@@ -119,7 +125,7 @@ class QaVerdict(_Envelope):
 ENVELOPE_MODELS: tuple[type[_Envelope], ...] = (TaskBrief, WorkerReceipt, QaVerdict)
 ENVELOPE_KINDS = tuple(model.__name__ for model in ENVELOPE_MODELS)
 
-Envelope = Annotated[Union[TaskBrief, WorkerReceipt, QaVerdict], Field(discriminator="kind")]
+Envelope = Annotated[TaskBrief | WorkerReceipt | QaVerdict, Field(discriminator="kind")]
 _ENVELOPE_ADAPTER = TypeAdapter(Envelope)
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -150,9 +156,7 @@ def parse_envelope(raw: Any, *, source: str = "envelope") -> TaskBrief | WorkerR
         raise HandoffError(f"{source}: expected a JSON object, got {type(raw).__name__}")
     kind = raw.get("kind")
     if kind not in ENVELOPE_KINDS:
-        raise HandoffError(
-            f"{source}: field kind: must be one of {', '.join(ENVELOPE_KINDS)}, got {kind!r}"
-        )
+        raise HandoffError(f"{source}: field kind: must be one of {', '.join(ENVELOPE_KINDS)}, got {kind!r}")
     try:
         return _ENVELOPE_ADAPTER.validate_python(raw)
     except ValidationError as exc:
@@ -194,9 +198,7 @@ def read_json_file(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise HandoffError(
-            f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}"
-        ) from None
+        raise HandoffError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
 
 
 def read_envelope(path: Path) -> TaskBrief | WorkerReceipt | QaVerdict:

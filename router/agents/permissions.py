@@ -41,9 +41,7 @@ def opencode_permission(role: Role) -> dict[str, Any]:
     )
     permission["bash"] = _masked({EVERY_INPUT: role.bash.value})
     # `task` dispatches a subagent; its input is the agent's name.
-    permission["task"] = _masked(
-        {EVERY_INPUT: DENY} | {target: ALLOW for target in role.dispatches_to}
-    )
+    permission["task"] = _masked({EVERY_INPUT: DENY} | {target: ALLOW for target in role.dispatches_to})
     for tool in READ_ONLY_TOOLS[1:]:
         permission[tool] = ALLOW
     return permission
@@ -88,8 +86,7 @@ def flatten(permission: dict[str, Any]) -> list[Rule]:
 @lru_cache(maxsize=512)
 def _wildcard_regex(pattern: str) -> re.Pattern[str]:
     regex = "".join(
-        ".*" if ch == "*" else "." if ch == "?" else re.escape(ch)
-        for ch in pattern.replace("\\", "/")
+        ".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern.replace("\\", "/")
     )
     # OpenCode: a pattern ending in " *" also matches the command without arguments
     # ("git *" matches "git").

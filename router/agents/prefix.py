@@ -21,13 +21,13 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from router.errors import RouterError
 from router.agents.handoff import PROFILE_PATTERN, TaskBrief
-from router.hashing import b3_hex, canonical_bytes
-from router.facade.definitions import meta_tool_definitions
-from router.paths import ROLES_DIR
 from router.agents.permissions import ALLOW, edit_action
 from router.agents.roles import Role, get_role
+from router.errors import RouterError
+from router.facade.definitions import meta_tool_definitions
+from router.hashing import b3_hex, canonical_bytes
+from router.paths import ROLES_DIR
 
 SHARED_CONTEXT_FILE = "00-shared-context.md"
 DEFAULT_PROFILE = "core"
@@ -188,15 +188,11 @@ def assemble(
     """Build the role's system prompt; the brief's role and profile must agree with it."""
     role = get_role(role_name)
     if brief is not None and brief.role != role.name:
-        raise PromptError(
-            f"brief field role: the brief is for {brief.role!r}, not {role.name!r}"
-        )
+        raise PromptError(f"brief field role: the brief is for {brief.role!r}, not {role.name!r}")
     if profile is None:
         profile = brief.profile if brief is not None else DEFAULT_PROFILE
     elif brief is not None and brief.profile != profile:
-        raise PromptError(
-            f"--profile {profile!r} disagrees with the brief's field profile {brief.profile!r}"
-        )
+        raise PromptError(f"--profile {profile!r} disagrees with the brief's field profile {brief.profile!r}")
     if not _PROFILE_RE.fullmatch(profile):
         raise PromptError(f"profile {profile!r} is not a profile name ({PROFILE_PATTERN})")
     return AssembledPrompt(
@@ -232,8 +228,7 @@ def prefix_problems(prompts: Sequence[AssembledPrompt]) -> list[str]:
         if pa != pb:
             at = next((i for i, (x, y) in enumerate(zip(pa, pb)) if x != y), min(len(pa), len(pb)))
             problems.append(
-                f"{a.role} vs {b.role}: frozen prefixes differ at byte {at} "
-                f"({len(pa)} vs {len(pb)} bytes)"
+                f"{a.role} vs {b.role}: frozen prefixes differ at byte {at} ({len(pa)} vs {len(pb)} bytes)"
             )
     for prompt in prompts:
         data = prompt.system_prompt.encode("utf-8")

@@ -16,7 +16,7 @@ ROLE_ENV_VAR = "CONTEXT_ROUTER_ROLE"
 DEFAULT_ROLE = "staff-backend"
 
 
-class Access(str, Enum):
+class Access(str, Enum):  # noqa: UP042 - str() of a member must stay "Access.ALLOW" as before
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
@@ -39,22 +39,62 @@ class Role:
 
 
 ROLE_MATRIX: tuple[Role, ...] = (
-    Role("director", "L0", "Chief orchestrator: plans, emits a task DAG, edits nothing",
-         edit_scope=(), edit_denied=("**",), may_call_mutating_tools=False, bash=Access.DENY,
-         dispatches_to=("architect", "manager")),
-    Role("architect", "L1", "Principal architect: owns contracts and design tokens",
-         edit_scope=("contracts/**", "tokens/**"), edit_denied=(),
-         may_call_mutating_tools=True, bash=Access.ASK),
-    Role("manager", "L1", "Tech lead: dispatches work, requires QA PASS, edits nothing",
-         edit_scope=(), edit_denied=("**",), may_call_mutating_tools=True, bash=Access.ALLOW,
-         dispatches_to=("staff-backend", "staff-ui", "qa-adversary")),
-    Role("staff-backend", "L2", "Systems builder: implements src/**",
-         edit_scope=("src/**",), edit_denied=(), may_call_mutating_tools=True, bash=Access.ALLOW),
-    Role("staff-ui", "L2", "Design engineer: implements ui/web/**",
-         edit_scope=("ui/web/**",), edit_denied=(), may_call_mutating_tools=True, bash=Access.ALLOW),
-    Role("qa-adversary", "L2", "Adversarial QA: red-proof sabotage, never edits src/**",
-         edit_scope=("tests/**",), edit_denied=("src/**",),
-         may_call_mutating_tools=False, bash=Access.ALLOW),
+    Role(
+        "director",
+        "L0",
+        "Chief orchestrator: plans, emits a task DAG, edits nothing",
+        edit_scope=(),
+        edit_denied=("**",),
+        may_call_mutating_tools=False,
+        bash=Access.DENY,
+        dispatches_to=("architect", "manager"),
+    ),
+    Role(
+        "architect",
+        "L1",
+        "Principal architect: owns contracts and design tokens",
+        edit_scope=("contracts/**", "tokens/**"),
+        edit_denied=(),
+        may_call_mutating_tools=True,
+        bash=Access.ASK,
+    ),
+    Role(
+        "manager",
+        "L1",
+        "Tech lead: dispatches work, requires QA PASS, edits nothing",
+        edit_scope=(),
+        edit_denied=("**",),
+        may_call_mutating_tools=True,
+        bash=Access.ALLOW,
+        dispatches_to=("staff-backend", "staff-ui", "qa-adversary"),
+    ),
+    Role(
+        "staff-backend",
+        "L2",
+        "Systems builder: implements src/**",
+        edit_scope=("src/**",),
+        edit_denied=(),
+        may_call_mutating_tools=True,
+        bash=Access.ALLOW,
+    ),
+    Role(
+        "staff-ui",
+        "L2",
+        "Design engineer: implements ui/web/**",
+        edit_scope=("ui/web/**",),
+        edit_denied=(),
+        may_call_mutating_tools=True,
+        bash=Access.ALLOW,
+    ),
+    Role(
+        "qa-adversary",
+        "L2",
+        "Adversarial QA: red-proof sabotage, never edits src/**",
+        edit_scope=("tests/**",),
+        edit_denied=("src/**",),
+        may_call_mutating_tools=False,
+        bash=Access.ALLOW,
+    ),
 )
 
 ROLES_BY_NAME = {role.name: role for role in ROLE_MATRIX}
@@ -69,9 +109,7 @@ def get_role(name: str) -> Role:
     try:
         return ROLES_BY_NAME[name]
     except KeyError:
-        raise UnknownRoleError(
-            f"unknown role {name!r}; roles are: {', '.join(ROLE_NAMES)}"
-        ) from None
+        raise UnknownRoleError(f"unknown role {name!r}; roles are: {', '.join(ROLE_NAMES)}") from None
 
 
 def may_call(role: Role, tool_mutating: bool) -> bool:

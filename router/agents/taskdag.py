@@ -36,8 +36,7 @@ def validate_plan(raw: list[Any], *, source: str = "plan") -> list[TaskBrief]:
         for dep_index, dependency in enumerate(brief.dependsOn):
             if dependency not in position:
                 raise HandoffError(
-                    f"{source}: [{index}]: field dependsOn[{dep_index}]: no task "
-                    f"{dependency!r} in the plan"
+                    f"{source}: [{index}]: field dependsOn[{dep_index}]: no task {dependency!r} in the plan"
                 )
 
     sorter = TopologicalSorter({brief.taskId: brief.dependsOn for brief in briefs})

@@ -13,18 +13,62 @@ from pathlib import Path
 
 import apsw
 
-from router.redact import Redactor
 from router.breakglass.settings import ContextSettings
 from router.db import query_dicts
 from router.errors import RouterError
+from router.redact import Redactor
 
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".npm-tools",
-             "target", "build", "dist", ".lake", ".mypy_cache", ".pytest_cache", ".tox"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".npm-tools",
+    "target",
+    "build",
+    "dist",
+    ".lake",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".tox",
+}
 # never offered from a workspace scan (a caller may still name one; it is then redacted)
-SECRET_FILE = re.compile(r"(?i)(^\.env(\..*)?$|\.env$|\.pem$|\.key$|\.p12$|\.pfx$|^id_[a-z0-9]+$|credentials)")
-STOPWORDS = {"break", "glass", "that", "this", "with", "from", "have", "tried", "when", "what",
-             "does", "into", "then", "than", "also", "will", "would", "there", "their", "which",
-             "after", "before", "because", "still", "only", "every", "some", "none"}
+SECRET_FILE = re.compile(
+    r"(?i)(^\.env(\..*)?$|\.env$|\.pem$|\.key$|\.p12$|\.pfx$|^id_[a-z0-9]+$|credentials)"
+)
+STOPWORDS = {
+    "break",
+    "glass",
+    "that",
+    "this",
+    "with",
+    "from",
+    "have",
+    "tried",
+    "when",
+    "what",
+    "does",
+    "into",
+    "then",
+    "than",
+    "also",
+    "will",
+    "would",
+    "there",
+    "their",
+    "which",
+    "after",
+    "before",
+    "because",
+    "still",
+    "only",
+    "every",
+    "some",
+    "none",
+}
 TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 MAX_TERMS = 24
 
@@ -107,8 +151,12 @@ def _scan_workspace(root: Path, terms: list[str], skip: set[Path], settings: Con
             if scanned >= settings.max_scanned_files:
                 return sorted(scored, key=lambda s: (-s[0], s[1]))
             path = Path(dirpath) / filename
-            if path.resolve() in skip or SECRET_FILE.search(filename) or filename == "AGENTS.md" \
-                    or not path.is_file():
+            if (
+                path.resolve() in skip
+                or SECRET_FILE.search(filename)
+                or filename == "AGENTS.md"
+                or not path.is_file()
+            ):
                 continue
             try:
                 if path.stat().st_size > settings.max_file_bytes:
@@ -136,15 +184,18 @@ def lake_build_log(workspace: Path, settings: ContextSettings) -> tuple[str, str
         return "", "lake build skipped: no lakefile in the workspace"
     try:
         done = subprocess.run(
-            [lake, "build"], cwd=workspace, capture_output=True, text=True,
+            [lake, "build"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
             timeout=settings.lake_timeout_seconds,
         )
     except subprocess.TimeoutExpired as exc:
         output = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
-        return output[-settings.max_build_log_bytes:], (
+        return output[-settings.max_build_log_bytes :], (
             f"lake build timed out after {settings.lake_timeout_seconds:g} s (partial log)"
         )
-    log = (done.stdout + done.stderr)[-settings.max_build_log_bytes:]
+    log = (done.stdout + done.stderr)[-settings.max_build_log_bytes :]
     return log, f"lake build exited {done.returncode}"
 
 
@@ -200,6 +251,11 @@ def assemble(
     query = fts_query(problem_terms(statement))
     if query and settings.similar_problems:
         for row in query_dicts(conn, SIMILAR_PROBLEMS, {"query": query, "limit": settings.similar_problems}):
-            out.similar.append({**row, "problem": redactor.text(row["problem"]),
-                                "diagnosis": redactor.text(row["diagnosis"])})
+            out.similar.append(
+                {
+                    **row,
+                    "problem": redactor.text(row["problem"]),
+                    "diagnosis": redactor.text(row["diagnosis"]),
+                }
+            )
     return out

@@ -43,7 +43,7 @@ def problem_statement(problem: str) -> str | None:
     stripped = problem.lstrip()
     if not stripped.lower().startswith(TRIGGER):
         return None
-    return stripped[len(TRIGGER):].strip()
+    return stripped[len(TRIGGER) :].strip()
 
 
 def gate_refusal(problem: str, tiers: EarlierTiers | None) -> str | None:

@@ -86,9 +86,17 @@ def prepare_connection(conn: apsw.Connection) -> apsw.Connection:
 
 
 def _row(conn, session_id: str, invocation_id: int, kind: str, micro_usd: int = 0, detail: str = "") -> None:
-    conn.execute(INSERT_LEDGER, {"at": utc_now_iso(), "session_id": session_id,
-                                 "invocation_id": invocation_id, "kind": kind,
-                                 "micro_usd": micro_usd, "detail": detail})
+    conn.execute(
+        INSERT_LEDGER,
+        {
+            "at": utc_now_iso(),
+            "session_id": session_id,
+            "invocation_id": invocation_id,
+            "kind": kind,
+            "micro_usd": micro_usd,
+            "detail": detail,
+        },
+    )
 
 
 def session_usage(conn: apsw.Connection, session_id: str) -> SessionUsage:
@@ -98,41 +106,81 @@ def session_usage(conn: apsw.Connection, session_id: str) -> SessionUsage:
 
 def cap_refusal(usage: SessionUsage, worst_case_micro: int, caps: Caps, session_id: str) -> str | None:
     if usage.calls >= caps.max_invocations:
-        return (f"session cap reached: {usage.calls} of {caps.max_invocations} break-glass calls "
-                f"already made in session {session_id}")
+        return (
+            f"session cap reached: {usage.calls} of {caps.max_invocations} break-glass calls "
+            f"already made in session {session_id}"
+        )
     if usage.committed_micro + worst_case_micro > caps.max_micro_usd:
-        return (f"session cap reached: ${usage.committed_micro / 1e6:.4f} spent or reserved in session "
-                f"{session_id} + worst case ${worst_case_micro / 1e6:.4f} exceeds "
-                f"${caps.max_micro_usd / 1e6:.2f}")
+        return (
+            f"session cap reached: ${usage.committed_micro / 1e6:.4f} spent or reserved in session "
+            f"{session_id} + worst case ${worst_case_micro / 1e6:.4f} exceeds "
+            f"${caps.max_micro_usd / 1e6:.2f}"
+        )
     return None
 
 
-def open_invocation(conn: apsw.Connection, session_id: str, *, problem: str,
-                    problem_type: str | None, classification: str, complexity: str | None,
-                    panel: list[str], judge: str | None, context_tokens: int | None,
-                    estimate: int | None, worst_case: int | None) -> int:
+def open_invocation(
+    conn: apsw.Connection,
+    session_id: str,
+    *,
+    problem: str,
+    problem_type: str | None,
+    classification: str,
+    complexity: str | None,
+    panel: list[str],
+    judge: str | None,
+    context_tokens: int | None,
+    estimate: int | None,
+    worst_case: int | None,
+) -> int:
     """The invocation row and, when there is one, its estimate row, in one transaction."""
     with immediate(conn):
-        invocation_id = conn.execute(INSERT_INVOCATION, {
-            "session_id": session_id, "at": utc_now_iso(), "problem": problem,
-            "problem_type": problem_type, "classification": classification,
-            "complexity": complexity, "panel": json.dumps(panel), "judge": judge,
-            "context_tokens": context_tokens, "estimate": estimate, "worst_case": worst_case,
-            "pid": os.getpid(),
-        }).fetchall()[0][0]
+        invocation_id = conn.execute(
+            INSERT_INVOCATION,
+            {
+                "session_id": session_id,
+                "at": utc_now_iso(),
+                "problem": problem,
+                "problem_type": problem_type,
+                "classification": classification,
+                "complexity": complexity,
+                "panel": json.dumps(panel),
+                "judge": judge,
+                "context_tokens": context_tokens,
+                "estimate": estimate,
+                "worst_case": worst_case,
+                "pid": os.getpid(),
+            },
+        ).fetchall()[0][0]
         if estimate is not None:
-            _row(conn, session_id, invocation_id, "estimate", estimate,
-                 f"worst case {worst_case} micro-USD over the reserved attempts")
+            _row(
+                conn,
+                session_id,
+                invocation_id,
+                "estimate",
+                estimate,
+                f"worst case {worst_case} micro-USD over the reserved attempts",
+            )
     return invocation_id
 
 
-def refuse(conn: apsw.Connection, session_id: str, invocation_id: int, reason: str,
-           status: str = "refused") -> None:
+def refuse(
+    conn: apsw.Connection, session_id: str, invocation_id: int, reason: str, status: str = "refused"
+) -> None:
     with immediate(conn):
         _row(conn, session_id, invocation_id, "refusal", 0, reason)
-        conn.execute(FINISH_INVOCATION, {"status": status, "reason": reason, "at": utc_now_iso(),
-                                         "mode": None, "actual": None, "diagnosis": None,
-                                         "id": invocation_id})
+        conn.execute(
+            FINISH_INVOCATION,
+            {
+                "status": status,
+                "reason": reason,
+                "at": utc_now_iso(),
+                "mode": None,
+                "actual": None,
+                "diagnosis": None,
+                "id": invocation_id,
+            },
+        )
 
 
 def record_confirmation(conn: apsw.Connection, session_id: str, invocation_id: int, detail: str) -> None:
@@ -140,20 +188,43 @@ def record_confirmation(conn: apsw.Connection, session_id: str, invocation_id: i
         _row(conn, session_id, invocation_id, "confirmation", 0, detail)
 
 
-def issue_token(conn: apsw.Connection, session_id: str, invocation_id: int, fingerprint: str,
-                estimate: int, minutes: float) -> str:
+def issue_token(
+    conn: apsw.Connection,
+    session_id: str,
+    invocation_id: int,
+    fingerprint: str,
+    estimate: int,
+    minutes: float,
+) -> str:
     """A one-time token for a person's confirmation; only its hash is stored."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(24)
     issued_at, expires = utc_now_and_after(minutes * 60)
     reason = f"estimate ${estimate / 1e6:.4f} needs a person's confirmation; token issued"
     with immediate(conn):
-        conn.execute(INSERT_TOKEN, {"token_hash": b3_hex(token.encode()), "issued_for": invocation_id,
-                                    "fingerprint": fingerprint, "estimate": estimate,
-                                    "at": issued_at, "expires_at": expires})
+        conn.execute(
+            INSERT_TOKEN,
+            {
+                "token_hash": b3_hex(token.encode()),
+                "issued_for": invocation_id,
+                "fingerprint": fingerprint,
+                "estimate": estimate,
+                "at": issued_at,
+                "expires_at": expires,
+            },
+        )
         _row(conn, session_id, invocation_id, "confirmation", 0, f"token issued, expires {expires}")
-        conn.execute(FINISH_INVOCATION, {"status": "needs_confirmation", "reason": reason,
-                                         "at": utc_now_iso(), "mode": None, "actual": None,
-                                         "diagnosis": None, "id": invocation_id})
+        conn.execute(
+            FINISH_INVOCATION,
+            {
+                "status": "needs_confirmation",
+                "reason": reason,
+                "at": utc_now_iso(),
+                "mode": None,
+                "actual": None,
+                "diagnosis": None,
+                "id": invocation_id,
+            },
+        )
     return token
 
 
@@ -167,15 +238,28 @@ def _token_problem(conn, token: str, fingerprint: str, estimate: int) -> str | N
     if expires_at < utc_now_iso():
         return f"confirmation_token expired at {expires_at}; call again without it for a new one"
     if token_fingerprint != fingerprint:
-        return "confirmation_token was issued for a different request (problem, type, files or budget changed)"
+        return (
+            "confirmation_token was issued for a different request (problem, type, files or budget changed)"
+        )
     if estimate > confirmed_estimate:
-        return (f"the estimate rose from ${confirmed_estimate / 1e6:.4f} (confirmed) to "
-                f"${estimate / 1e6:.4f}; call again without the token to confirm the new estimate")
+        return (
+            f"the estimate rose from ${confirmed_estimate / 1e6:.4f} (confirmed) to "
+            f"${estimate / 1e6:.4f}; call again without the token to confirm the new estimate"
+        )
     return None
 
 
-def reserve(conn: apsw.Connection, session_id: str, invocation_id: int, worst_case: int, caps: Caps,
-            *, token: str | None = None, fingerprint: str = "", estimate: int = 0) -> str | None:
+def reserve(
+    conn: apsw.Connection,
+    session_id: str,
+    invocation_id: int,
+    worst_case: int,
+    caps: Caps,
+    *,
+    token: str | None = None,
+    fingerprint: str = "",
+    estimate: int = 0,
+) -> str | None:
     """Reserve the worst case, or refuse. Returns None when reserved, else the refusal (recorded).
 
     Caps, the token's one use and the reservation are one BEGIN IMMEDIATE transaction.
@@ -188,28 +272,56 @@ def reserve(conn: apsw.Connection, session_id: str, invocation_id: int, worst_ca
             refusal = cap_refusal(session_usage(conn, session_id), worst_case, caps, session_id)
         if refusal is not None:
             _row(conn, session_id, invocation_id, "refusal", 0, refusal)
-            conn.execute(FINISH_INVOCATION, {"status": "refused", "reason": refusal, "at": utc_now_iso(),
-                                             "mode": None, "actual": None, "diagnosis": None,
-                                             "id": invocation_id})
+            conn.execute(
+                FINISH_INVOCATION,
+                {
+                    "status": "refused",
+                    "reason": refusal,
+                    "at": utc_now_iso(),
+                    "mode": None,
+                    "actual": None,
+                    "diagnosis": None,
+                    "id": invocation_id,
+                },
+            )
             return refusal
         if token is not None:
-            conn.execute(USE_TOKEN, {"at": utc_now_iso(), "used_by": invocation_id,
-                                     "token_hash": b3_hex(token.encode())})
+            conn.execute(
+                USE_TOKEN,
+                {"at": utc_now_iso(), "used_by": invocation_id, "token_hash": b3_hex(token.encode())},
+            )
             _row(conn, session_id, invocation_id, "confirmation", 0, "confirmed by one-time token")
         _row(conn, session_id, invocation_id, "reservation", worst_case, "worst case reserved")
     return None
 
 
-def settle(conn: apsw.Connection, session_id: str, invocation_id: int, *, status: str,
-           reserved: int, actual: int, reason: str = "", mode: str | None = None,
-           diagnosis: str | None = None) -> None:
+def settle(
+    conn: apsw.Connection,
+    session_id: str,
+    invocation_id: int,
+    *,
+    status: str,
+    reserved: int,
+    actual: int,
+    reason: str = "",
+    mode: str | None = None,
+    diagnosis: str | None = None,
+) -> None:
     """Close the reservation with the actual cost; release the rest; record the outcome."""
     with immediate(conn):
         _row(conn, session_id, invocation_id, "settlement", actual, "provider usage.cost")
         if reserved > actual:
-            _row(conn, session_id, invocation_id, "release", reserved - actual,
-                 "reserved but not spent")
+            _row(conn, session_id, invocation_id, "release", reserved - actual, "reserved but not spent")
         _row(conn, session_id, invocation_id, "outcome", 0, f"{status}: {reason}"[:500])
-        conn.execute(FINISH_INVOCATION, {"status": status, "reason": reason, "at": utc_now_iso(),
-                                         "mode": mode, "actual": actual, "diagnosis": diagnosis,
-                                         "id": invocation_id})
+        conn.execute(
+            FINISH_INVOCATION,
+            {
+                "status": status,
+                "reason": reason,
+                "at": utc_now_iso(),
+                "mode": mode,
+                "actual": actual,
+                "diagnosis": diagnosis,
+                "id": invocation_id,
+            },
+        )

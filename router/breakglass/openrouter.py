@@ -96,8 +96,11 @@ def parse_completion(response: httpx.Response) -> Completion:
         if not isinstance(content, str):
             raise TypeError("message.content is not a string")
     except (KeyError, IndexError, TypeError) as exc:
-        raise ProviderError("malformed", f"response lacks choices[0].message.content: {exc}",
-                            charged_unknown="usage" not in body if isinstance(body, dict) else True) from exc
+        raise ProviderError(
+            "malformed",
+            f"response lacks choices[0].message.content: {exc}",
+            charged_unknown="usage" not in body if isinstance(body, dict) else True,
+        ) from exc
     usage = body.get("usage") or {}
     cost = usage.get("cost")
     return Completion(
@@ -109,16 +112,20 @@ def parse_completion(response: httpx.Response) -> Completion:
     )
 
 
-async def chat(client: httpx.AsyncClient, body: dict, *, key: str, app_url: str, app_title: str,
-               max_retry_after: float) -> Completion:
+async def chat(
+    client: httpx.AsyncClient, body: dict, *, key: str, app_url: str, app_title: str, max_retry_after: float
+) -> Completion:
     """One chat completion; a 429 whose Retry-After fits is waited out and retried once."""
     url = base_url() + COMPLETIONS_PATH
     for attempt in (1, 2):
         try:
-            response = await client.post(url, content=json.dumps(body), headers=headers(key, app_url, app_title))
+            response = await client.post(
+                url, content=json.dumps(body), headers=headers(key, app_url, app_title)
+            )
         except httpx.TimeoutException as exc:
-            raise ProviderError("timeout", f"no answer within {client.timeout.read:g} s",
-                                charged_unknown=True) from exc
+            raise ProviderError(
+                "timeout", f"no answer within {client.timeout.read:g} s", charged_unknown=True
+            ) from exc
         except httpx.TransportError as exc:
             raise ProviderError("upstream", f"connection failed: {type(exc).__name__}") from exc
         status = response.status_code
@@ -130,7 +137,9 @@ async def chat(client: httpx.AsyncClient, body: dict, *, key: str, app_url: str,
             if attempt == 1 and wait is not None and wait <= max_retry_after:
                 await anyio.sleep(wait)
                 continue
-            raise ProviderError("rate_limited", message + (f" (Retry-After {wait:g} s)" if wait is not None else ""))
+            raise ProviderError(
+                "rate_limited", message + (f" (Retry-After {wait:g} s)" if wait is not None else "")
+            )
         if status == 402:
             raise ProviderError("payment", message)
         if status >= 500 or status == 408:

@@ -45,7 +45,9 @@ class CostReport(BaseModel):
     worst_case_micro_usd: int
     reserved_micro_usd: int
     actual_micro_usd: int | None
-    over_threshold: bool = Field(description="estimate above the type's threshold (allowed up to the escalation multiple)")
+    over_threshold: bool = Field(
+        description="estimate above the type's threshold (allowed up to the escalation multiple)"
+    )
 
 
 class BreakGlassResult(BaseModel):

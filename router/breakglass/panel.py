@@ -98,19 +98,33 @@ def judge_body(plan: RunPlan, analyses: dict[str, str]) -> dict:
 
 
 def member_body(plan: RunPlan, model: str) -> dict:
-    return {"model": model, "messages": prompt.panel_messages(plan.user_message),
-            "max_tokens": plan.output_cap, "usage": {"include": True}}
+    return {
+        "model": model,
+        "messages": prompt.panel_messages(plan.user_message),
+        "max_tokens": plan.output_cap,
+        "usage": {"include": True},
+    }
 
 
 async def _call(client: httpx.AsyncClient, plan: RunPlan, body: dict) -> Completion:
-    return await openrouter.chat(client, body, key=plan.key, app_url=plan.app_url,
-                                 app_title=plan.app_title, max_retry_after=plan.max_retry_after)
+    return await openrouter.chat(
+        client,
+        body,
+        key=plan.key,
+        app_url=plan.app_url,
+        app_title=plan.app_title,
+        max_retry_after=plan.max_retry_after,
+    )
 
 
 def _no_room(budget: _Budget, what: str) -> RunResult:
-    return RunResult("failed", None, budget.spent,
-                     f"stopped before {what}: it could exceed the ${budget.plan.reserved_micro / 1e6:.4f} reserved",
-                     events=budget.events)
+    return RunResult(
+        "failed",
+        None,
+        budget.spent,
+        f"stopped before {what}: it could exceed the ${budget.plan.reserved_micro / 1e6:.4f} reserved",
+        events=budget.events,
+    )
 
 
 async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) -> RunResult | ProviderError:
@@ -119,26 +133,44 @@ async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
     for attempt in (1, 2):
         if not budget.fits(worst):
             return _no_room(budget, "the Fusion call")
-        await progress("panel", f"Fusion: panel {', '.join(plan.panel)} with judge {plan.judge} (attempt {attempt})")
+        await progress(
+            "panel", f"Fusion: panel {', '.join(plan.panel)} with judge {plan.judge} (attempt {attempt})"
+        )
         try:
             completion = await _call(client, plan, fusion_body(plan))
         except ProviderError as exc:
             if exc.charged_unknown:
                 budget.charge(None, worst, f"fusion attempt {attempt} ({exc.kind})")
             if exc.kind in FINAL_KINDS:
-                return RunResult("failed", "fusion", budget.spent, f"OpenRouter refused the call: {exc}",
-                                 events=budget.events)
+                return RunResult(
+                    "failed",
+                    "fusion",
+                    budget.spent,
+                    f"OpenRouter refused the call: {exc}",
+                    events=budget.events,
+                )
             budget.events.append(f"fusion attempt {attempt} failed: {exc}")
             return exc
         budget.charge(completion, worst, f"fusion attempt {attempt}")
         await progress("judge", "validating the judge's answer")
         try:
-            return RunResult("ok", "fusion", budget.spent, "panel answered", parse_answer(completion.content),
-                             events=budget.events)
+            return RunResult(
+                "ok",
+                "fusion",
+                budget.spent,
+                "panel answered",
+                parse_answer(completion.content),
+                events=budget.events,
+            )
         except ValidationError as exc:
             budget.events.append(f"fusion attempt {attempt}: malformed answer ({exc.error_count()} errors)")
-    return RunResult("failed", "fusion", budget.spent,
-                     "the judge's answer was malformed twice (retried once)", events=budget.events)
+    return RunResult(
+        "failed",
+        "fusion",
+        budget.spent,
+        "the judge's answer was malformed twice (retried once)",
+        events=budget.events,
+    )
 
 
 async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) -> RunResult:
@@ -169,8 +201,9 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
         budget.events.append(f"panel {model} failed: {exc}")
     if not analyses:
         reasons = "; ".join(f"{m}: {e}" for m, e in failures.items())
-        return RunResult("failed", "fanout", budget.spent, f"every panel call failed ({reasons})",
-                         events=budget.events)
+        return RunResult(
+            "failed", "fanout", budget.spent, f"every panel call failed ({reasons})", events=budget.events
+        )
     for attempt in (1, 2):
         if not budget.fits(judge_worst):
             return _no_room(budget, "the judge call")
@@ -180,16 +213,28 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
         except ProviderError as exc:
             if exc.charged_unknown:
                 budget.charge(None, judge_worst, f"judge attempt {attempt} ({exc.kind})")
-            return RunResult("failed", "fanout", budget.spent, f"the judge call failed: {exc}",
-                             events=budget.events)
+            return RunResult(
+                "failed", "fanout", budget.spent, f"the judge call failed: {exc}", events=budget.events
+            )
         budget.charge(completion, judge_worst, f"judge attempt {attempt}")
         try:
-            return RunResult("ok", "fanout", budget.spent, "panel answered", parse_answer(completion.content),
-                             events=budget.events)
+            return RunResult(
+                "ok",
+                "fanout",
+                budget.spent,
+                "panel answered",
+                parse_answer(completion.content),
+                events=budget.events,
+            )
         except ValidationError as exc:
             budget.events.append(f"judge attempt {attempt}: malformed answer ({exc.error_count()} errors)")
-    return RunResult("failed", "fanout", budget.spent,
-                     "the judge's answer was malformed twice (retried once)", events=budget.events)
+    return RunResult(
+        "failed",
+        "fanout",
+        budget.spent,
+        "the judge's answer was malformed twice (retried once)",
+        events=budget.events,
+    )
 
 
 async def run_panel(plan: RunPlan, progress: Progress, budget: _Budget | None = None) -> RunResult:

@@ -14,10 +14,10 @@ from router.breakglass import prompt
 from router.breakglass.gate import EarlierTiers, gate_refusal, problem_statement
 from router.breakglass.ledger import Caps, cap_refusal, session_usage
 from router.breakglass.pricing import Estimate, PriceError, estimate_run, read_prices
-from router.redact import Redactor
 from router.breakglass.settings import Settings, usd_to_micro
 from router.breakglass.tokens import count_tokens
 from router.hashing import content_hash
+from router.redact import Redactor
 
 
 @dataclass
@@ -55,12 +55,14 @@ def session_caps(settings: Settings) -> Caps:
 
 def fingerprint(problem: str, problem_type: str, files: list[str], budget_micro: int) -> str:
     """What a confirmation token is bound to: the same request, not merely the same session."""
-    return content_hash({"problem": problem, "type": problem_type, "files": sorted(files),
-                         "budget": budget_micro})
+    return content_hash(
+        {"problem": problem, "type": problem_type, "files": sorted(files), "budget": budget_micro}
+    )
 
 
-def prepare(conn: apsw.Connection, settings: Settings, workspace: Path, session_id: str,
-            req: Request, stage) -> Prepared:
+def prepare(
+    conn: apsw.Connection, settings: Settings, workspace: Path, session_id: str, req: Request, stage
+) -> Prepared:
     """stage(name) is called as each step starts (for progress notifications)."""
     redactor = Redactor()
     out = Prepared(problem=redactor.text(req.problem))
@@ -89,12 +91,14 @@ def prepare(conn: apsw.Connection, settings: Settings, workspace: Path, session_
 
     stage("context")
     try:
-        out.context = ctxmod.assemble(conn, settings.context, workspace, statement, out.problem_type,
-                                      req.context_files, redactor)
+        out.context = ctxmod.assemble(
+            conn, settings.context, workspace, statement, out.problem_type, req.context_files, redactor
+        )
     except ctxmod.ContextError as exc:
         return refused(str(exc))
-    out.user_message = prompt.user_message(statement, out.problem_type, req.earlier_tiers,
-                                           out.context, redactor.text)
+    out.user_message = prompt.user_message(
+        statement, out.problem_type, req.earlier_tiers, out.context, redactor.text
+    )
     out.secrets_removed = dict(redactor.removed)
 
     stage("estimate")
@@ -102,9 +106,15 @@ def prepare(conn: apsw.Connection, settings: Settings, workspace: Path, session_
     out.context_tokens = sum(count_tokens(m["content"]) for m in messages)
     out.complexity = classifier.complexity(out.context_tokens, len(out.context.files))
     try:
-        out.estimate = estimate_run(read_prices(conn), out.panel, out.judge, out.context_tokens,
-                                    settings.cost.expected_output_tokens,
-                                    settings.cost.output_cap_tokens, settings.cost.attempts_reserved)
+        out.estimate = estimate_run(
+            read_prices(conn),
+            out.panel,
+            out.judge,
+            out.context_tokens,
+            settings.cost.expected_output_tokens,
+            settings.cost.output_cap_tokens,
+            settings.cost.attempts_reserved,
+        )
     except PriceError as exc:
         return refused(str(exc))
 
@@ -116,15 +126,20 @@ def prepare(conn: apsw.Connection, settings: Settings, workspace: Path, session_
         return refused(
             f"estimate ${estimate / 1e6:.4f} is above {settings.cost.escalate_multiple:g}x the "
             f"{out.problem_type} threshold (${threshold / 1e6:.2f}, ceiling ${ceiling / 1e6:.2f}): "
-            "escalate to a person instead")
+            "escalate to a person instead"
+        )
     if estimate > out.budget_micro:
-        return refused(f"estimate ${estimate / 1e6:.4f} is above this call's budget "
-                       f"${out.budget_micro / 1e6:.2f}")
+        return refused(
+            f"estimate ${estimate / 1e6:.4f} is above this call's budget ${out.budget_micro / 1e6:.2f}"
+        )
     # an early, read-only look so nobody is asked to confirm a call the caps would refuse;
     # the binding check is the reservation under BEGIN IMMEDIATE
     caps = session_caps(settings)
-    if (reason := cap_refusal(session_usage(conn, session_id), out.estimate.worst_case_micro, caps,
-                              session_id)) is not None:
+    if (
+        reason := cap_refusal(
+            session_usage(conn, session_id), out.estimate.worst_case_micro, caps, session_id
+        )
+    ) is not None:
         return refused(reason)
     out.needs_confirmation = estimate > usd_to_micro(settings.cost.confirm_above_usd)
     out.fingerprint = fingerprint(out.problem, out.problem_type, req.context_files, out.budget_micro)

@@ -42,11 +42,7 @@ class ModelPrice:
     request_pico: int = 0
 
     def call_pico(self, prompt_tokens: int, completion_tokens: int) -> int:
-        return (
-            prompt_tokens * self.prompt_pico
-            + completion_tokens * self.completion_pico
-            + self.request_pico
-        )
+        return prompt_tokens * self.prompt_pico + completion_tokens * self.completion_pico + self.request_pico
 
 
 def pico_to_micro_ceil(pico: int) -> int:
@@ -103,14 +99,16 @@ def parse_prices(path: Path) -> list[dict]:
         context_length = entry.get("context_length")
         if context_length is not None and (not isinstance(context_length, int) or context_length <= 0):
             raise PriceError(f"{where}.context_length: must be a positive integer")
-        rows.append({
-            "model": model,
-            "name": str(entry.get("name", "")),
-            "prompt": _usd_per_token_to_pico(pricing["prompt"], f"{where}.pricing.prompt"),
-            "completion": _usd_per_token_to_pico(pricing["completion"], f"{where}.pricing.completion"),
-            "request": _usd_per_token_to_pico(pricing.get("request", "0"), f"{where}.pricing.request"),
-            "context_length": context_length,
-        })
+        rows.append(
+            {
+                "model": model,
+                "name": str(entry.get("name", "")),
+                "prompt": _usd_per_token_to_pico(pricing["prompt"], f"{where}.pricing.prompt"),
+                "completion": _usd_per_token_to_pico(pricing["completion"], f"{where}.pricing.completion"),
+                "request": _usd_per_token_to_pico(pricing.get("request", "0"), f"{where}.pricing.request"),
+                "context_length": context_length,
+            }
+        )
     return rows
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import apsw
 
-from router.errors import QueryError
 from router.catalog.search import search
+from router.errors import QueryError
 
 RANK_DEPTH = 10
 
@@ -140,9 +140,7 @@ def run_ranker(ranker: Ranker, queries: list[QueryLine]) -> tuple[list[list[str]
     return rankings, times
 
 
-def router_ranker(
-    conn: apsw.Connection, *, profile: str | None = None, limit: int = RANK_DEPTH
-) -> Ranker:
+def router_ranker(conn: apsw.Connection, *, profile: str | None = None, limit: int = RANK_DEPTH) -> Ranker:
     """The router's own search as a ranker."""
 
     def rank(query: str) -> list[str]:

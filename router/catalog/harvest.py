@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from router.facade.backends import Placeholders, fetch_tool_list
-from router.errors import SeedError
-from router.hashing import content_hash
 from router.catalog.models import SeedFile
+from router.errors import SeedError
+from router.facade.backends import Placeholders, fetch_tool_list
+from router.hashing import content_hash
 from router.servers import ServersConfig
 
 ROUTER_FIELDS = ("triggers", "boost")
@@ -42,15 +42,21 @@ class HarvestReport:
         return bool(self.changed or self.vanished) and not self.accepted
 
     def lines(self) -> list[str]:
-        out = [f"{self.seed_file}: {len(self.added)} added, {len(self.unchanged)} unchanged, "
-               f"{len(self.changed)} changed, {len(self.vanished)} gone from the live server"]
+        out = [
+            f"{self.seed_file}: {len(self.added)} added, {len(self.unchanged)} unchanged, "
+            f"{len(self.changed)} changed, {len(self.vanished)} gone from the live server"
+        ]
         verdict = "replaced (accepted)" if self.accepted else "FLAGGED, seed entry kept"
         for name, fields in sorted(self.changed.items()):
             out.append(f"  changed: {name} ({', '.join(fields)}): {verdict}")
         for name in self.vanished:
-            out.append(f"  gone: {name}: {'removed (accepted)' if self.accepted else 'FLAGGED, seed entry kept'}")
+            out.append(
+                f"  gone: {name}: {'removed (accepted)' if self.accepted else 'FLAGGED, seed entry kept'}"
+            )
         if self.flagged:
-            out.append("  rerun with --accept-changed to take the live definitions (triggers and boost are kept)")
+            out.append(
+                "  rerun with --accept-changed to take the live definitions (triggers and boost are kept)"
+            )
         return out
 
 
@@ -63,7 +69,9 @@ def _differing_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return [k for k in keys if content_hash(old.get(k)) != content_hash(new.get(k))]
 
 
-def merge(seed: dict[str, Any], live_tools: list[dict[str, Any]], accept_changed: bool, report: HarvestReport) -> dict[str, Any]:
+def merge(
+    seed: dict[str, Any], live_tools: list[dict[str, Any]], accept_changed: bool, report: HarvestReport
+) -> dict[str, Any]:
     """The seed with the live tools merged in (pure: no files, no processes)."""
     old_by_name = {tool["name"]: tool for tool in seed.get("tools", [])}
     merged = []
@@ -100,7 +108,9 @@ async def harvest(
 ) -> HarvestReport:
     server = servers.servers.get(server_name)
     if server is None:
-        raise SeedError(f"no [servers.{server_name}] in servers.toml; declared: {', '.join(sorted(servers.servers))}")
+        raise SeedError(
+            f"no [servers.{server_name}] in servers.toml; declared: {', '.join(sorted(servers.servers))}"
+        )
     seed_file = seeds_dir / f"{server_name}.json"
     report = HarvestReport(seed_file)
     if seed_file.exists():
@@ -110,8 +120,12 @@ async def harvest(
             raise SeedError(f"{seed_file}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
     else:
         how = server.url or " ".join([server.command or "", *server.args])
-        seed = {"server": server_name, "profile": server.profile,
-                "source": f"harvested live: tools/list of {how}", "tools": []}
+        seed = {
+            "server": server_name,
+            "profile": server.profile,
+            "source": f"harvested live: tools/list of {how}",
+            "tools": [],
+        }
     live_tools = await fetch_tool_list(server, servers.timeouts(server), placeholders)
     merged = merge(seed, live_tools, accept_changed, report)
     try:
@@ -119,8 +133,10 @@ async def harvest(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise SeedError(f"{seed_file}: the harvested seed is invalid at {where}: {first['msg']}; nothing written") from None
-    seeds_dir.mkdir(parents=True, exist_ok=True)
+        raise SeedError(
+            f"{seed_file}: the harvested seed is invalid at {where}: {first['msg']}; nothing written"
+        ) from None
+    seeds_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - a local directory, once per harvest
     temporary = seed_file.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(merged, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     os.replace(temporary, seed_file)

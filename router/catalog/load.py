@@ -13,10 +13,10 @@ import apsw
 from pydantic import ValidationError
 
 from router.catalog import tool_text
+from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
-from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 
 # A user catalog line without these gets them from here.
 DEFAULT_USER_PROFILE = "custom"
@@ -107,7 +107,7 @@ def read_seed_file(path: Path) -> SeedFile:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SeedError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}")
+        raise SeedError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
     try:
         return SeedFile.model_validate(raw)
     except ValidationError as exc:
@@ -207,8 +207,7 @@ def build_catalog_input(
         existing = servers.get(row.name)
         if existing is not None and existing.origin_file != row.origin_file:
             raise SeedError(
-                f"{row.origin_file}: server {row.name!r} is already declared by "
-                f"{existing.origin_file}"
+                f"{row.origin_file}: server {row.name!r} is already declared by {existing.origin_file}"
             )
         if existing is not None and existing.profile != row.profile:
             raise SeedError(
@@ -349,9 +348,7 @@ def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary
     return LoadSummary(per_profile, added, changed, removed)
 
 
-def load_catalog(
-    conn: apsw.Connection, *, seed_dir: Path | None, user_files: list[Path]
-) -> LoadSummary:
+def load_catalog(conn: apsw.Connection, *, seed_dir: Path | None, user_files: list[Path]) -> LoadSummary:
     """Validate every input file, then replace the catalog; nothing is written on error."""
     seeds = read_seed_dir(seed_dir) if seed_dir is not None else []
     user_catalogs = [(read_user_catalog(path), str(path)) for path in user_files]

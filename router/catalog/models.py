@@ -81,9 +81,7 @@ class CatalogTool(BaseModel):
 
     def mcp_definition(self) -> dict[str, Any]:
         """The tool as the backend lists it (router fields removed)."""
-        return self.model_dump(
-            by_alias=True, exclude_none=True, exclude={"triggers", "boost"}
-        )
+        return self.model_dump(by_alias=True, exclude_none=True, exclude={"triggers", "boost"})
 
 
 def _clean_phrases(values: list[str], max_chars: int, what: str) -> list[str]:

@@ -167,9 +167,7 @@ def check_query(text: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise QueryError("query is empty: describe the task in a few words")
     if len(text) > MAX_QUERY_CHARS:
-        raise QueryError(
-            f"query is {len(text)} characters; at most {MAX_QUERY_CHARS} are accepted"
-        )
+        raise QueryError(f"query is {len(text)} characters; at most {MAX_QUERY_CHARS} are accepted")
     return text
 
 
@@ -234,8 +232,11 @@ class _TermStats:
 
     def stem(self, word: str) -> str:
         tokens = self._stemmer(
-            word.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
-            include_offsets=False, include_colocated=False,
+            word.encode("utf-8"),
+            apsw.FTS5_TOKENIZE_QUERY,
+            None,
+            include_offsets=False,
+            include_colocated=False,
         )
         # a word unicode61 splits further ('l'été') is one FTS5 phrase; its rarest part
         # bounds the rows it matches, and the first part is as good a key as any
@@ -313,9 +314,7 @@ def search(
         SEARCH_SQL,
         {
             "match": match_expression(conn, words),
-            "ngrams": json.dumps(
-                phrase_ngrams(query, _term_stats(conn).longest_phrase), ensure_ascii=False
-            ),
+            "ngrams": json.dumps(phrase_ngrams(query, _term_stats(conn).longest_phrase), ensure_ascii=False),
             "profile": profile,
             "may_call_mutating": bool(may_call_mutating),
             "unfiltered": profile is None and bool(may_call_mutating),
@@ -335,7 +334,11 @@ def search(
     )
     return [
         SearchHit(
-            name, hit_profile, summary, score, bool(available),
+            name,
+            hit_profile,
+            summary,
+            score,
+            bool(available),
             Explain(trigger_part, bm25_part, boost_part) if explain else None,
         )
         for name, hit_profile, summary, score, available, trigger_part, bm25_part, boost_part in rows

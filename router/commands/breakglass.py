@@ -20,13 +20,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     add_db_option(parser)
-    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, metavar="FILE",
-                        help=f"break-glass settings (default {DEFAULT_CONFIG})")
-    parser.add_argument("--workspace", type=Path, default=Path.cwd(), metavar="DIR",
-                        help="where context files are read from (default: the working directory)")
-    parser.add_argument("--session", metavar="ID",
-                        help="session id the caps apply to (default: one new id per server process); "
-                             "several processes given the same id share one session's caps")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_CONFIG,
+        metavar="FILE",
+        help=f"break-glass settings (default {DEFAULT_CONFIG})",
+    )
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        default=Path.cwd(),
+        metavar="DIR",
+        help="where context files are read from (default: the working directory)",
+    )
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="session id the caps apply to (default: one new id per server process); "
+        "several processes given the same id share one session's caps",
+    )
     parser.set_defaults(handler=run)
 
 

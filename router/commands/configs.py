@@ -18,16 +18,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "configs/servers.toml and seeds/. Same input, same bytes."
         ),
     )
-    parser.add_argument("--out", type=Path, default=CONFIGS_DIR, metavar="DIR",
-                        help=f"directory to write to (default: {CONFIGS_DIR})")
-    parser.add_argument("--seeds", type=Path, default=SEEDS_DIR, metavar="DIR",
-                        help="seed directory the catalog tools come from")
-    parser.add_argument("--servers", type=Path, default=SERVERS_FILE, metavar="FILE",
-                        help="backend declarations")
-    parser.add_argument("--data-dir", default=DEFAULT_GATEWAY_DATA_DIR, metavar="DIR",
-                        help="${DATA_DIR} for backends started by agentgateway (absolute path)")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 if the files in --out are not what would be generated")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=CONFIGS_DIR,
+        metavar="DIR",
+        help=f"directory to write to (default: {CONFIGS_DIR})",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=Path,
+        default=SEEDS_DIR,
+        metavar="DIR",
+        help="seed directory the catalog tools come from",
+    )
+    parser.add_argument(
+        "--servers", type=Path, default=SERVERS_FILE, metavar="FILE", help="backend declarations"
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=DEFAULT_GATEWAY_DATA_DIR,
+        metavar="DIR",
+        help="${DATA_DIR} for backends started by agentgateway (absolute path)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if the files in --out are not what would be generated",
+    )
     parser.set_defaults(handler=run)
 
 

@@ -8,9 +8,7 @@ from router.agents.taskdag import validate_plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    schemas = subparsers.add_parser(
-        "schemas", help="export the handoff envelopes' JSON Schemas (2020-12)"
-    )
+    schemas = subparsers.add_parser("schemas", help="export the handoff envelopes' JSON Schemas (2020-12)")
     schemas.add_argument("--out", type=Path, required=True, metavar="DIR")
     schemas.set_defaults(handler=run_schemas)
 

@@ -26,24 +26,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("server", help="a [servers.NAME] of servers.toml")
-    parser.add_argument("--servers", metavar="FILE", type=Path, help=f"default: ${SERVERS_ENV_VAR}, else {SERVERS_FILE}")
+    parser.add_argument(
+        "--servers", metavar="FILE", type=Path, help=f"default: ${SERVERS_ENV_VAR}, else {SERVERS_FILE}"
+    )
     parser.add_argument("--seeds", metavar="DIR", type=Path, default=SEEDS_DIR, help=f"default {SEEDS_DIR}")
-    parser.add_argument("--workspace", metavar="DIR", type=Path, help="${WORKSPACE} (default: working directory)")
+    parser.add_argument(
+        "--workspace", metavar="DIR", type=Path, help="${WORKSPACE} (default: working directory)"
+    )
     parser.add_argument("--db", metavar="PATH", help="its directory holds ${DATA_DIR} (default as for serve)")
-    parser.add_argument("--accept-changed", action="store_true",
-                        help="take changed definitions and drop vanished tools (triggers and boost kept)")
+    parser.add_argument(
+        "--accept-changed",
+        action="store_true",
+        help="take changed definitions and drop vanished tools (triggers and boost kept)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from router.facade.backends import Placeholders, default_data_dir
     from router.catalog.harvest import harvest
+    from router.facade.backends import Placeholders, default_data_dir
 
-    servers_file = args.servers or (Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE)
-    placeholders = Placeholders((args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db)))
+    servers_file = args.servers or (
+        Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE
+    )
+    placeholders = Placeholders(
+        (args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db))
+    )
     report = anyio.run(
-        lambda: harvest(args.server, load_servers(servers_file), args.seeds, placeholders,
-                        accept_changed=args.accept_changed)
+        lambda: harvest(
+            args.server,
+            load_servers(servers_file),
+            args.seeds,
+            placeholders,
+            accept_changed=args.accept_changed,
+        )
     )
     print("\n".join(report.lines()))
     return EXIT_FLAGGED if report.flagged else 0

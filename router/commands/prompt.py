@@ -31,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("role", choices=ROLE_NAMES, metavar="ROLE", help=", ".join(ROLE_NAMES))
     parser.add_argument("--brief", type=Path, metavar="FILE", help="a TaskBrief envelope (JSON)")
-    parser.add_argument("--profile", metavar="P", help="active toolbox profile (default: the brief's, else core)")
+    parser.add_argument(
+        "--profile", metavar="P", help="active toolbox profile (default: the brief's, else core)"
+    )
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--model", help="model for the anthropic/openai body")
     parser.add_argument("--message", default=DEFAULT_USER_MESSAGE, help="the user turn of the request body")
@@ -59,8 +61,10 @@ def run(args: argparse.Namespace) -> int:
         body = prompt.as_json()
     elif args.format == "anthropic":
         body = anthropic_body(
-            prompt, model=args.model or DEFAULT_ANTHROPIC_MODEL,
-            user_message=args.message, max_tokens=args.max_tokens,
+            prompt,
+            model=args.model or DEFAULT_ANTHROPIC_MODEL,
+            user_message=args.message,
+            max_tokens=args.max_tokens,
         )
     else:
         body = openai_body(prompt, model=args.model or DEFAULT_OPENAI_MODEL, user_message=args.message)

@@ -9,14 +9,13 @@ import json
 import sys
 from pathlib import Path
 
+from router.catalog.evaluation import read_query_file, router_ranker, run_ranker
+from router.catalog.search import DEFAULT_LIMIT, search
+from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option
 from router.db import connect
 from router.errors import QueryError
-from router.catalog.evaluation import read_query_file, router_ranker, run_ranker
-from router.catalog.tool_schema import inspect_tool
-from router.catalog.search import DEFAULT_LIMIT
 from router.paths import resolve_db_path
-from router.catalog.search import search
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import apsw
 
+from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
 from router.commands import add_db_option
 from router.errors import RouterError
 from router.paths import resolve_db_path
-from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
 from router.servers import SERVERS_FILE, load_servers
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -84,8 +84,8 @@ def _is_loopback(host: str) -> bool:
 
 def _check_startup(options) -> None:
     """Fail before serving, with a clear message, on a database or servers.toml that cannot work."""
-    from router.facade.backends import BackendPool, Placeholders, default_data_dir
     from router.db import connect
+    from router.facade.backends import BackendPool, Placeholders, default_data_dir
 
     try:
         connect(options.db_path).close()
@@ -98,9 +98,13 @@ def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
 
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
     role = get_role(args.role or os.environ.get(ROLE_ENV_VAR) or DEFAULT_ROLE)
-    servers_file = args.servers or (Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE)
+    servers_file = args.servers or (
+        Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE
+    )
     workspace = (args.workspace or Path.cwd()).resolve()
     if not workspace.is_dir():
         raise RouterError(f"--workspace {workspace}: not a directory")

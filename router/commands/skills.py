@@ -44,11 +44,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for parser in (lock, verify, mount):
         add_db_option(parser)
         parser.add_argument(
-            "--lock", type=Path, metavar="FILE",
+            "--lock",
+            type=Path,
+            metavar="FILE",
             help=f"the {LOCK_FILE_NAME} (default: the skills CLI's global one, now {default_lock_path()})",
         )
         parser.add_argument(
-            "--grimoire", type=Path, metavar="FILE",
+            "--grimoire",
+            type=Path,
+            metavar="FILE",
             help=f"the grimoire.lock (default: {DEFAULT_GRIMOIRE_NAME} beside the {LOCK_FILE_NAME})",
         )
 
@@ -67,8 +71,10 @@ def run_lock(args: argparse.Namespace) -> int:
     recorder.write(conn)
     for item in results:
         state = "locked" if item.changed else "unchanged"
-        print(f"{state} {item.snapshot.name}  skillFolderHash {item.folder_hash}  "
-              f"declaration {item.snapshot.declaration_hash}")
+        print(
+            f"{state} {item.snapshot.name}  skillFolderHash {item.folder_hash}  "
+            f"declaration {item.snapshot.declaration_hash}"
+        )
     return 0
 
 
@@ -80,15 +86,34 @@ def run_verify(args: argparse.Namespace) -> int:
     recorder = SkillRecorder(lock_path, grimoire_path)
     verdicts = verify_all(skill_lock, grimoire, args.names)
     for verdict in verdicts:
-        recorder.locked_hashes(verdict.skill, skill_lock["skills"].get(verdict.skill),
-                               grimoire["skills"].get(verdict.skill))
-        recorder.outcome(verdict.skill, "verify", "verified" if verdict.verified else "refused",
-                         detail="\n".join(verdict.differences), folder=verdict.folder,
-                         snapshot=verdict.snapshot)
+        recorder.locked_hashes(
+            verdict.skill, skill_lock["skills"].get(verdict.skill), grimoire["skills"].get(verdict.skill)
+        )
+        recorder.outcome(
+            verdict.skill,
+            "verify",
+            "verified" if verdict.verified else "refused",
+            detail="\n".join(verdict.differences),
+            folder=verdict.folder,
+            snapshot=verdict.snapshot,
+        )
     recorder.write(conn)
     if args.json:
-        print(json.dumps([{"skill": v.skill, "folder": v.folder, "verified": v.verified,
-                           "differences": v.differences} for v in verdicts], ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "skill": v.skill,
+                        "folder": v.folder,
+                        "verified": v.verified,
+                        "differences": v.differences,
+                    }
+                    for v in verdicts
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         for verdict in verdicts:
             if verdict.verified:

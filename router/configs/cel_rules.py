@@ -15,10 +15,10 @@ from typing import Any
 
 import cel
 
+from router.agents.roles import Role, may_call
 from router.configs.inputs import CatalogEntry
 from router.configs.naming import router_entry_name
 from router.errors import RouterError
-from router.agents.roles import Role, may_call
 
 # The JWT claim that carries the caller's role (jwt.<claim> in agentgateway's CEL context).
 ROLE_CLAIM = "role"

@@ -10,10 +10,10 @@ a client that wants them directly still gets exactly the matrix's decisions.
 import string
 from typing import Any
 
+from router.agents.roles import ROLE_ENV_VAR
 from router.configs.cel_rules import role_rules
 from router.configs.inputs import ConfigInputs
 from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR, router_entry_name
-from router.agents.roles import ROLE_ENV_VAR
 from router.servers import ServerConfig
 
 GATEWAY_PORT = 3000
@@ -50,10 +50,7 @@ def backend_target(server: ServerConfig, data_dir: str) -> dict[str, Any]:
 
 def gateway_config(inputs: ConfigInputs, data_dir: str = DEFAULT_GATEWAY_DATA_DIR) -> dict[str, Any]:
     targets = [router_target(role.name, router_entry_name(role)) for role in inputs.roles]
-    targets += [
-        backend_target(server, data_dir)
-        for _, server in sorted(inputs.servers.servers.items())
-    ]
+    targets += [backend_target(server, data_dir) for _, server in sorted(inputs.servers.servers.items())]
     policies = {
         "jwtAuth": {
             "mode": "strict",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from router.configs.cel_rules import compile_rules
 from router.configs.gateway_config import gateway_config
-from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR
 from router.configs.inputs import ConfigInputs
+from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR
 from router.configs.opencode_config import opencode_config
 from router.configs.render import GENERATED_NOTE, render_json, render_yaml
 

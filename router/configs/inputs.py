@@ -7,9 +7,9 @@ configs/servers.toml, so the same checkout always generates the same bytes.
 from dataclasses import dataclass
 from pathlib import Path
 
+from router.agents.roles import ROLE_MATRIX, Role
 from router.catalog.load import build_catalog_input, read_seed_dir
 from router.paths import SEEDS_DIR
-from router.agents.roles import ROLE_MATRIX, Role
 from router.servers import SERVERS_FILE, ServersConfig, load_servers
 
 
@@ -33,7 +33,5 @@ class ConfigInputs:
 def read_inputs(seed_dir: Path = SEEDS_DIR, servers_file: Path = SERVERS_FILE) -> ConfigInputs:
     """Validate the seeds and servers.toml (errors name file and field) and combine them."""
     catalog = build_catalog_input(read_seed_dir(seed_dir), [])
-    tools = tuple(
-        CatalogEntry(t.name, t.server, t.backend_name, bool(t.mutating)) for t in catalog.tools
-    )
+    tools = tuple(CatalogEntry(t.name, t.server, t.backend_name, bool(t.mutating)) for t in catalog.tools)
     return ConfigInputs(roles=ROLE_MATRIX, servers=load_servers(servers_file), tools=tools)

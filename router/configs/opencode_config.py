@@ -13,10 +13,10 @@ router entry's name.
 from collections.abc import Callable
 from typing import Any
 
+from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, Role
 from router.configs.companions import COMPANIONS, Companion
 from router.configs.inputs import ConfigInputs
 from router.configs.naming import ROUTER_ENTRY_PREFIX, router_entry_name
-from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, Role
 
 OPENCODE_SCHEMA_URL = "https://opencode.ai/config.json"
 ROUTER_COMMAND = ("context-router", "serve")

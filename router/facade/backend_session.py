@@ -109,11 +109,15 @@ class StdioBackendSession:
         if self._closed or self._writer.is_closing():
             return
         with suppress(OSError, RuntimeError):
-            self._writer.write(_line({
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": request_id, "reason": "the router's caller gave up"},
-            }))
+            self._writer.write(
+                _line(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/cancelled",
+                        "params": {"requestId": request_id, "reason": "the router's caller gave up"},
+                    }
+                )
+            )
 
     async def _send(self, message: dict[str, Any]) -> None:
         try:
@@ -131,7 +135,9 @@ class StdioBackendSession:
                 try:
                     line = await self._reader.readline()
                 except ValueError:  # longer than MAX_LINE_BYTES: dropped, the call times out
-                    logger.warning("backend %s wrote a line over %d bytes; dropped", self._backend, MAX_LINE_BYTES)
+                    logger.warning(
+                        "backend %s wrote a line over %d bytes; dropped", self._backend, MAX_LINE_BYTES
+                    )
                     continue
                 if not line:
                     break
@@ -159,15 +165,19 @@ class StdioBackendSession:
                 logger.debug("backend %s answered unknown request id %r", self._backend, message.get("id"))
             elif isinstance(message.get("error"), dict):
                 error = message["error"]
-                answer.set_exception(MCPError(
-                    code=error.get("code", types.INTERNAL_ERROR),
-                    message=str(error.get("message", "")),
-                    data=error.get("data"),
-                ))
+                answer.set_exception(
+                    MCPError(
+                        code=error.get("code", types.INTERNAL_ERROR),
+                        message=str(error.get("message", "")),
+                        data=error.get("data"),
+                    )
+                )
             elif isinstance(message.get("result"), dict):
                 answer.set_result(message["result"])
             else:
-                answer.set_exception(MCPError(code=types.INVALID_REQUEST, message="response without a result"))
+                answer.set_exception(
+                    MCPError(code=types.INVALID_REQUEST, message="response without a result")
+                )
         elif "id" in message:
             await self._answer(message["id"], message["method"])
         else:  # notifications: log lines, progress, list_changed: nothing to forward to
@@ -180,8 +190,10 @@ class StdioBackendSession:
             reply = {
                 "jsonrpc": "2.0",
                 "id": request_id,
-                "error": {"code": METHOD_NOT_FOUND,
-                          "message": f"context-router does not offer {method!r} to its backends"},
+                "error": {
+                    "code": METHOD_NOT_FOUND,
+                    "message": f"context-router does not offer {method!r} to its backends",
+                },
             }
         with suppress(MCPError):  # the connection is closing; serve() ends with it
             await self._send(reply)
@@ -204,7 +216,9 @@ def _as_int(request_id: Any) -> int | None:
 
 
 @asynccontextmanager
-async def backend_process(params: StdioServerParameters, stderr: IO[bytes]) -> AsyncIterator[asyncio.subprocess.Process]:
+async def backend_process(
+    params: StdioServerParameters, stderr: IO[bytes]
+) -> AsyncIterator[asyncio.subprocess.Process]:
     """The backend's process for as long as the context lasts, then stopped (shielded)."""
     process = await asyncio.create_subprocess_exec(
         params.command,

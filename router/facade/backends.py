@@ -28,10 +28,10 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from router.errors import RouterError
 from router.facade import audit
 from router.facade.backend_session import StdioBackendSession, backend_process
 from router.facade.backend_stderr import BackendStderr
-from router.errors import RouterError
 from router.paths import PROJECT_ROOT
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
 
@@ -435,6 +435,8 @@ async def fetch_tool_list(
                     if not cursor:
                         return tools
     except TimeoutError:
-        raise BackendTimeoutError(f"backend {config.name!r} did not list its tools within {limit:g} s") from None
+        raise BackendTimeoutError(
+            f"backend {config.name!r} did not list its tools within {limit:g} s"
+        ) from None
     except Exception as exc:
         raise BackendError(f"backend {config.name!r} could not list its tools: {_describe(exc)}") from exc

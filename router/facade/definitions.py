@@ -12,7 +12,6 @@ from pydantic.json_schema import SkipJsonSchema
 
 from router.catalog.search import DEFAULT_LIMIT
 
-
 SEARCH_TOOLS = "mcp_search_tools"
 INSPECT_SCHEMA = "mcp_inspect_schema"
 CALL_TOOL = "mcp_call_tool"
@@ -70,11 +69,7 @@ _NOISE_KEYS = frozenset({"title", "additionalProperties"})
 def _compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     schema = {k: v for k, v in schema.items() if k not in _NOISE_KEYS}
     schema["properties"] = {
-        name: {
-            k: v
-            for k, v in prop.items()
-            if k not in _NOISE_KEYS and not (k == "default" and v is None)
-        }
+        name: {k: v for k, v in prop.items() if k not in _NOISE_KEYS and not (k == "default" and v is None)}
         for name, prop in schema.get("properties", {}).items()
     }
     return schema
@@ -83,8 +78,7 @@ def _compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 META_TOOLS: tuple[MetaTool, ...] = (
     MetaTool(
         SEARCH_TOOLS,
-        "Step 1. Find backend tools for a task: names, profiles and one-line summaries, "
-        "best first.",
+        "Step 1. Find backend tools for a task: names, profiles and one-line summaries, best first.",
         SearchToolsArgs,
         read_only=True,
     ),

@@ -13,20 +13,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import anyio
 import apsw
 import mcp_types as types
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-from router.facade import audit
-
-from router.facade import breaker
-from router.facade.backends import BackendError, BackendPool
+from router.agents.roles import Role, may_call
+from router.catalog.search import search
+from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now
 from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import QueryError, RouterError, UnknownToolError
-from router.catalog.tool_schema import inspect_tool
+from router.facade import audit, breaker
+from router.facade.backends import BackendError, BackendPool
 from router.facade.definitions import (
     CALL_TOOL,
     INSPECT_SCHEMA,
@@ -35,8 +34,6 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
-from router.agents.roles import Role, may_call
-from router.catalog.search import search
 
 # Validation errors listed back to the model; more is noise.
 MAX_ARGUMENT_ERRORS = 5
@@ -94,9 +91,7 @@ class _CatalogCallRecord:
 
 
 @contextmanager
-def _audited_catalog_call(
-    ctx: FacadeContext, meta_tool: str, args: Any
-) -> Iterator[_CatalogCallRecord]:
+def _audited_catalog_call(ctx: FacadeContext, meta_tool: str, args: Any) -> Iterator[_CatalogCallRecord]:
     """One finished audit row per search or inspect, whatever the outcome: these answer from
     the catalog alone, so there is nothing to interrupt and no 'started' row is needed."""
     started = time.perf_counter()
@@ -203,9 +198,7 @@ def _check_arguments(tool: str, input_schema_json: str, arguments: dict[str, Any
     )
     more = f" (and {len(errors) - MAX_ARGUMENT_ERRORS} more)" if len(errors) > MAX_ARGUMENT_ERRORS else ""
     # jsonschema's messages quote the offending values; the audit keeps only where and which rule
-    where = ", ".join(
-        f"{'/'.join(str(p) for p in e.path) or '(top level)'} ({e.validator})" for e in errors
-    )
+    where = ", ".join(f"{'/'.join(str(p) for p in e.path) or '(top level)'} ({e.validator})" for e in errors)
     raise ToolCallError(
         f"args for {tool!r} do not match its inputSchema: {listed}{more}. "
         f"Call {INSPECT_SCHEMA} with toolName {tool!r} to see the schema.",
@@ -314,7 +307,6 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
         outcome, error = audit.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
         raise
     finally:
-        # Shielded: a cancelled call must still finish its row ('interrupted').
-        with anyio.CancelScope(shield=True):
-            audit.finish(ctx.conn, row_id, outcome=outcome, latency_ms=_elapsed_ms(started), error=error)
-
+        # Synchronous, so a cancelled call still finishes its row ('interrupted'): no
+        # cancellation can land between here and the commit.
+        audit.finish(ctx.conn, row_id, outcome=outcome, latency_ms=_elapsed_ms(started), error=error)

@@ -25,17 +25,16 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from router import __version__
-
-from router.facade import handlers
-from router.facade.backends import BackendPool, Placeholders, default_data_dir
-from router.facade.breaker import BreakerPolicy
+from router.agents.roles import Role, UnknownRoleError, get_role
 from router.clock import unix_now
 from router.db import connect
 from router.errors import RouterError
+from router.facade import handlers
+from router.facade.backends import BackendPool, Placeholders, default_data_dir
+from router.facade.breaker import BreakerPolicy
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
-from router.agents.roles import Role, UnknownRoleError, get_role
-from router.servers import ServersConfig
 from router.facade.stdio_transport import event_loop_stdio_server
+from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 
@@ -89,9 +88,7 @@ def _open_database(path: Path) -> apsw.Connection:
     return conn
 
 
-def build_server(
-    options: ServeOptions, on_stopped: Callable[[], None] | None = None
-) -> Server[RouterState]:
+def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = None) -> Server[RouterState]:
     @asynccontextmanager
     async def lifespan(_server: Server[RouterState]) -> AsyncIterator[RouterState]:
         conn = _open_database(options.db_path)

@@ -54,8 +54,9 @@ def _walk(base: Path, current: Path, cli_skipped: bool, out: list[Entry]) -> Non
         _require_utf8(base, relative)
         if child.is_symlink():
             out.append(
-                Entry(relative, absolute, "symlink", link_target=os.readlink(absolute),
-                      cli_skipped=cli_skipped)
+                Entry(
+                    relative, absolute, "symlink", link_target=os.readlink(absolute), cli_skipped=cli_skipped
+                )
             )
         elif child.is_dir(follow_symlinks=False):
             if child.name in SKIPPED_DIRS:
@@ -64,8 +65,9 @@ def _walk(base: Path, current: Path, cli_skipped: bool, out: list[Entry]) -> Non
         elif child.is_file(follow_symlinks=False):
             mode = child.stat(follow_symlinks=False).st_mode
             out.append(
-                Entry(relative, absolute, "file", executable=bool(mode & stat.S_IXUSR),
-                      cli_skipped=cli_skipped)
+                Entry(
+                    relative, absolute, "file", executable=bool(mode & stat.S_IXUSR), cli_skipped=cli_skipped
+                )
             )
         else:
             raise SkillFolderError(f"{base}: {relative} is not a regular file, directory or symlink")

@@ -25,8 +25,9 @@ class Locked:
     changed: bool
 
 
-def lock_skills(folders: list[Path], lock_path: Path, grimoire_path: Path,
-                recorder: SkillRecorder) -> list[Locked]:
+def lock_skills(
+    folders: list[Path], lock_path: Path, grimoire_path: Path, recorder: SkillRecorder
+) -> list[Locked]:
     """Lock every folder or none: all are hashed and checked before either file is written.
 
     A skill already in .skill-lock.json keeps its source fields; its skillFolderHash is
@@ -37,9 +38,13 @@ def lock_skills(folders: list[Path], lock_path: Path, grimoire_path: Path,
     seen: dict[str, Path] = {}
     for snap in snapshots:
         if snap.escapes:
-            raise SkillFolderError(f"{snap.folder}: refusing to lock skill {snap.name!r}: " + "; ".join(snap.escapes))
+            raise SkillFolderError(
+                f"{snap.folder}: refusing to lock skill {snap.name!r}: " + "; ".join(snap.escapes)
+            )
         if snap.name in seen and seen[snap.name] != snap.folder:
-            raise SkillFolderError(f"skill name {snap.name!r} is declared by both {seen[snap.name]} and {snap.folder}")
+            raise SkillFolderError(
+                f"skill name {snap.name!r} is declared by both {seen[snap.name]} and {snap.folder}"
+            )
         seen[snap.name] = snap.folder
     skill_lock = read_skill_lock(lock_path, missing_ok=True)
     grimoire = read_grimoire(grimoire_path, missing_ok=True)
@@ -50,7 +55,9 @@ def lock_skills(folders: list[Path], lock_path: Path, grimoire_path: Path,
         use_git_tree = existing is not None and folder_hash_kind(existing) == KIND_GIT_TREE
         folder_hash = snap.git_tree if use_git_tree else snap.files_sha256
         changed = upsert_local_entry(skill_lock, snap.name, snap.folder, folder_hash, now)
-        entry = grimoire_entry(snap.folder, snap.declaration, snap.declaration_hash, snap.manifest, snap.tree_hash)
+        entry = grimoire_entry(
+            snap.folder, snap.declaration, snap.declaration_hash, snap.manifest, snap.tree_hash
+        )
         changed = changed or grimoire["skills"].get(snap.name) != entry
         grimoire["skills"][snap.name] = entry
         recorder.locked_hashes(snap.name, skill_lock["skills"][snap.name], entry)

@@ -37,8 +37,7 @@ def mounted_folder_name(skill: str) -> str:
     return name or "unnamed-skill"
 
 
-def mount_skill(name: str, into: Path, skill_lock: dict, grimoire: dict,
-                recorder: SkillRecorder) -> Path:
+def mount_skill(name: str, into: Path, skill_lock: dict, grimoire: dict, recorder: SkillRecorder) -> Path:
     verdict = verify_skill(name, skill_lock, grimoire)
     target = into.absolute() / mounted_folder_name(name)
     if verdict.verified and (target.exists() or target.is_symlink()):
@@ -92,6 +91,13 @@ def _copy_entries(verdict: Verdict, staging: Path) -> None:
 
 
 def _refuse(recorder: SkillRecorder, verdict: Verdict, target: Path):
-    recorder.outcome(verdict.skill, "mount", "refused", detail="\n".join(verdict.differences),
-                     folder=verdict.folder, snapshot=verdict.snapshot, target=target)
+    recorder.outcome(
+        verdict.skill,
+        "mount",
+        "refused",
+        detail="\n".join(verdict.differences),
+        folder=verdict.folder,
+        snapshot=verdict.snapshot,
+        target=target,
+    )
     raise SkillRefused(verdict.skill, verdict.differences)

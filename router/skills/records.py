@@ -46,32 +46,44 @@ class SkillRecorder:
             return
         folder = grimoire_entry["folder"] if grimoire_entry else cli_entry.get("sourceUrl")
         folder_hash = cli_entry.get("skillFolderHash") if cli_entry else None
-        self._hashes.append({
-            "skill": skill,
-            "folder": folder if isinstance(folder, str) else "",
-            "folder_hash": folder_hash if isinstance(folder_hash, str) else None,
-            "folder_hash_kind": folder_hash_kind(cli_entry) if cli_entry else None,
-            "declaration_hash": grimoire_entry["declaration_hash"] if grimoire_entry else None,
-            "tree_hash": grimoire_entry["tree_hash"] if grimoire_entry else None,
-            "lock_file": self.lock_file,
-            "grimoire_file": self.grimoire_file,
-        })
+        self._hashes.append(
+            {
+                "skill": skill,
+                "folder": folder if isinstance(folder, str) else "",
+                "folder_hash": folder_hash if isinstance(folder_hash, str) else None,
+                "folder_hash_kind": folder_hash_kind(cli_entry) if cli_entry else None,
+                "declaration_hash": grimoire_entry["declaration_hash"] if grimoire_entry else None,
+                "tree_hash": grimoire_entry["tree_hash"] if grimoire_entry else None,
+                "lock_file": self.lock_file,
+                "grimoire_file": self.grimoire_file,
+            }
+        )
 
-    def outcome(self, skill: str, action: str, outcome: str, *, detail: str = "",
-                folder: str | None = None, snapshot: SkillSnapshot | None = None,
-                target: Path | None = None) -> None:
-        self._outcomes.append({
-            "skill": skill,
-            "action": action,
-            "outcome": outcome,
-            "detail": detail,
-            "folder": str(snapshot.folder) if snapshot else folder,
-            "files_sha256": snapshot.files_sha256 if snapshot else None,
-            "git_tree": snapshot.git_tree if snapshot else None,
-            "declaration_hash": snapshot.declaration_hash if snapshot else None,
-            "tree_hash": snapshot.tree_hash if snapshot else None,
-            "target": str(target) if target else None,
-        })
+    def outcome(
+        self,
+        skill: str,
+        action: str,
+        outcome: str,
+        *,
+        detail: str = "",
+        folder: str | None = None,
+        snapshot: SkillSnapshot | None = None,
+        target: Path | None = None,
+    ) -> None:
+        self._outcomes.append(
+            {
+                "skill": skill,
+                "action": action,
+                "outcome": outcome,
+                "detail": detail,
+                "folder": str(snapshot.folder) if snapshot else folder,
+                "files_sha256": snapshot.files_sha256 if snapshot else None,
+                "git_tree": snapshot.git_tree if snapshot else None,
+                "declaration_hash": snapshot.declaration_hash if snapshot else None,
+                "tree_hash": snapshot.tree_hash if snapshot else None,
+                "target": str(target) if target else None,
+            }
+        )
 
     def write(self, conn: apsw.Connection) -> None:
         at = utc_now_iso()

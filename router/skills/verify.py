@@ -67,7 +67,9 @@ def _grimoire_self_check(locked: dict) -> list[str]:
     problems = []
     try:
         if content_hash(locked["declaration"]) != locked["declaration_hash"]:
-            problems.append("grimoire.lock entry inconsistent: declaration_hash does not match its declaration")
+            problems.append(
+                "grimoire.lock entry inconsistent: declaration_hash does not match its declaration"
+            )
         if manifest_tree_hash(locked["files"]) != locked["tree_hash"]:
             problems.append("grimoire.lock entry inconsistent: tree_hash does not match its files")
     except Exception as exc:  # not canonicalizable: as bad as a mismatch
@@ -125,5 +127,7 @@ def _cli_hash_differences(cli_entry: dict, current: SkillSnapshot) -> list[str]:
         return [f".skill-lock.json skillFolderHash {locked_hash!r} is not a hash this router can check"]
     actual = current.git_tree if kind == KIND_GIT_TREE else current.files_sha256
     if actual != locked_hash:
-        return [f".skill-lock.json skillFolderHash differs ({kind}: locked {locked_hash[:12]}, folder {actual[:12]})"]
+        return [
+            f".skill-lock.json skillFolderHash differs ({kind}: locked {locked_hash[:12]}, folder {actual[:12]})"
+        ]
     return []

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp.types import ToolAnnotations
+from mcp_types import INTERNAL_ERROR
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 app = MCPServer("misbehaving")
