@@ -19,7 +19,7 @@ NPM_PACKAGES := \
 	skills@1.7.4 \
 	opencode-ai@1.18.33
 
-.PHONY: install catalog run serve test bench clean
+.PHONY: install catalog run serve test test-fast lint bench clean
 
 install: $(PY_STAMP) $(NPM_STAMP)
 
@@ -44,8 +44,18 @@ run:
 	@$(MAKE) --no-print-directory catalog 1>&2
 	@$(CR) serve --db $(DB)
 
-test: install
+# lint, format and types first: they take seconds and say more than a failing test would
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint
 	$(PY) -m pytest -q
+
+# the tests that start no real subprocess: a quick loop while working
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
 
 bench: install
 	$(PY) -m bench

@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import apsw
 import apsw.bestpractice
@@ -71,8 +71,21 @@ def connect(path: Path | str, *, apply_schema: bool = True) -> apsw.Connection:
     return conn
 
 
+def one_row(conn: apsw.Connection, sql: str, bindings: "apsw.Bindings | None" = None) -> tuple[Any, ...]:
+    """The one row a statement always returns (an aggregate, a pragma, an INSERT ... RETURNING)."""
+    row = conn.execute(sql, bindings).fetchone()
+    if row is None:
+        raise LookupError(f"expected one row from: {' '.join(sql.split())[:80]}")
+    return row
+
+
+def scalar(conn: apsw.Connection, sql: str, bindings: "apsw.Bindings | None" = None) -> Any:
+    """The first column of one_row."""
+    return one_row(conn, sql, bindings)[0]
+
+
 def schema_version(conn: apsw.Connection) -> int:
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+    return scalar(conn, "PRAGMA user_version")
 
 
 def ensure_schema(conn: apsw.Connection) -> None:
@@ -137,7 +150,7 @@ def catalog_version(conn: apsw.Connection) -> int:
     """A counter schema.sql's triggers bump with every change to tools, from any process, and
     with nothing else: what the catalog caches below key on (the audit and breaker rows
     every call writes must not empty them)."""
-    return conn.execute(CATALOG_VERSION_SQL).fetchone()[0]
+    return scalar(conn, CATALOG_VERSION_SQL)
 
 
 Cached = TypeVar("Cached")

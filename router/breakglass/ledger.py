@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import apsw
 
 from router.clock import utc_now_and_after, utc_now_iso
-from router.db import immediate
+from router.db import immediate, one_row, scalar
 from router.hashing import b3_hex
 
 TOKEN_PREFIX = "bgc_"
@@ -100,7 +100,7 @@ def _row(conn, session_id: str, invocation_id: int, kind: str, micro_usd: int = 
 
 
 def session_usage(conn: apsw.Connection, session_id: str) -> SessionUsage:
-    calls, committed = conn.execute(SESSION_USAGE, {"session_id": session_id}).fetchone()
+    calls, committed = one_row(conn, SESSION_USAGE, {"session_id": session_id})
     return SessionUsage(calls, committed)
 
 
@@ -135,7 +135,8 @@ def open_invocation(
 ) -> int:
     """The invocation row and, when there is one, its estimate row, in one transaction."""
     with immediate(conn):
-        invocation_id = conn.execute(
+        invocation_id: int = scalar(
+            conn,
             INSERT_INVOCATION,
             {
                 "session_id": session_id,
@@ -151,7 +152,7 @@ def open_invocation(
                 "worst_case": worst_case,
                 "pid": os.getpid(),
             },
-        ).fetchall()[0][0]
+        )
         if estimate is not None:
             _row(
                 conn,

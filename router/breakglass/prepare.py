@@ -74,6 +74,8 @@ def prepare(
 
     if (reason := gate_refusal(req.problem, req.earlier_tiers)) is not None:
         return refused(reason)
+    tiers = req.earlier_tiers
+    assert tiers is not None, "the gate refuses a call that shows no earlier tiers"
     budget_usd = settings.cost.default_budget_usd if req.budget is None else req.budget
     if not math.isfinite(budget_usd) or budget_usd <= 0:
         return refused(f"budget: must be a positive number of US dollars, got {req.budget!r}")
@@ -82,23 +84,22 @@ def prepare(
 
     stage("classify")
     if req.problem_type is not None:
-        out.problem_type, out.classification = req.problem_type, "given by the caller"
+        problem_type, out.classification = req.problem_type, "given by the caller"
     else:
         found = classifier.classify(settings, statement, req.context_files)
-        out.problem_type, out.classification = found.problem_type, found.explanation
-    spec = settings.types[out.problem_type]
+        problem_type, out.classification = found.problem_type, found.explanation
+    out.problem_type = problem_type
+    spec = settings.type_settings(problem_type)
     out.panel, out.judge = list(spec.panel), settings.openrouter.judge
 
     stage("context")
     try:
         out.context = ctxmod.assemble(
-            conn, settings.context, workspace, statement, out.problem_type, req.context_files, redactor
+            conn, settings.context, workspace, statement, problem_type, req.context_files, redactor
         )
     except ctxmod.ContextError as exc:
         return refused(str(exc))
-    out.user_message = prompt.user_message(
-        statement, out.problem_type, req.earlier_tiers, out.context, redactor.text
-    )
+    out.user_message = prompt.user_message(statement, problem_type, tiers, out.context, redactor.text)
     out.secrets_removed = dict(redactor.removed)
 
     stage("estimate")
@@ -119,7 +120,7 @@ def prepare(
         return refused(str(exc))
 
     estimate = out.estimate.expected_micro
-    threshold = settings.threshold_micro(out.problem_type)
+    threshold = settings.threshold_micro(problem_type)
     ceiling = round(threshold * settings.cost.escalate_multiple)
     out.over_threshold = estimate > threshold
     if estimate > ceiling:

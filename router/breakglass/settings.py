@@ -2,7 +2,7 @@
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -14,7 +14,7 @@ DEFAULT_PRICES = CONFIGS_DIR / "openrouter-models.json"
 MICRO = 1_000_000
 
 ProblemType = Literal["lean_proof", "code_bug", "architecture", "math_novel", "infra_debug"]
-PROBLEM_TYPES: tuple[str, ...] = ProblemType.__args__
+PROBLEM_TYPES: tuple[str, ...] = get_args(ProblemType)
 
 
 class ConfigError(RouterError):
@@ -76,8 +76,12 @@ class Settings(_Strict):
     context: ContextSettings
     types: dict[ProblemType, TypeSettings]
 
+    def type_settings(self, problem_type: str) -> TypeSettings:
+        """The panel and threshold of a problem type (a KeyError for one the config lacks)."""
+        return self.types[cast(ProblemType, problem_type)]
+
     def threshold_micro(self, problem_type: str) -> int:
-        return usd_to_micro(self.types[problem_type].threshold_usd)
+        return usd_to_micro(self.type_settings(problem_type).threshold_usd)
 
 
 def load_settings(path: Path | None = None) -> Settings:

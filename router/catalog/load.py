@@ -331,7 +331,7 @@ def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary
                 conn.execute(DELETE_SERVER, {"name": name})
         conn.execute(DELETE_UNUSED_PROFILES)
 
-        per_profile = dict(conn.execute(SELECT_TOOLS_PER_PROFILE).fetchall())
+        per_profile = {str(profile): int(tools) for profile, tools in conn.execute(SELECT_TOOLS_PER_PROFILE)}
         if added or changed or removed:
             conn.execute(
                 INSERT_CATALOG_LOAD,

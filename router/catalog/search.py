@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 import apsw
 
 from router.clock import unix_now
-from router.db import PerConnection, catalog_version
+from router.db import PerConnection, catalog_version, scalar
 from router.errors import QueryError
 
 # the breaker owns its window; search only reads the rows it writes
@@ -240,14 +240,15 @@ class _TermStats:
         )
         # a word unicode61 splits further ('l'été') is one FTS5 phrase; its rarest part
         # bounds the rows it matches, and the first part is as good a key as any
-        return tokens[0] if tokens else word
+        first = next(iter(tokens), None)
+        return first if isinstance(first, str) else word
 
     def refresh(self) -> None:
         version = catalog_version(self._conn)
         if version != self._version:
             self._version, self._docs = version, {}
-            self.rows = self._conn.execute(COUNT_TOOLS_SQL).fetchone()[0]
-            self.longest_phrase = self._conn.execute(LONGEST_PHRASE_SQL).fetchone()[0]
+            self.rows = scalar(self._conn, COUNT_TOOLS_SQL)
+            self.longest_phrase = scalar(self._conn, LONGEST_PHRASE_SQL)
 
     def docs(self, stems: list[str]) -> dict[str, int]:
         self.refresh()

@@ -16,7 +16,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 def split_identifier(identifier: str) -> list[str]:
     """'adb_install_apk' → adb install apk; 'listPullRequests' → list pull requests."""
-    words = []
+    words: list[str] = []
     for part in _NAME_SEPARATORS.split(identifier):
         words.extend(w.lower() for w in _CAMEL_BOUNDARY.split(part) if w)
     return words

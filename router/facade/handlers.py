@@ -159,7 +159,7 @@ def _wake_backends_of(ctx: FacadeContext, names: list[str]) -> None:
     model never calls."""
     rows = ctx.conn.execute(SERVERS_OF_TOOLS, {"names": json.dumps(names[:1])}).fetchall()
     for (server,) in rows:
-        ctx.pool.wake_in_background(server)
+        ctx.pool.wake_in_background(str(server))
 
 
 # --- mcp_inspect_schema -------------------------------------------------------------------
@@ -276,7 +276,8 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
         # the tool (so its server) is not known yet: allow as long as the slowest server
         within_s=ctx.pool.longest_call_s,
     )
-    outcome, error = audit.INTERRUPTED, "cancelled before the backend answered"
+    outcome = audit.INTERRUPTED
+    error: str | None = "cancelled before the backend answered"
     try:
         parsed = _parse(CallToolArgs, CALL_TOOL, args)
         tool = _lookup(ctx, parsed.toolName)

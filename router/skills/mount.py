@@ -77,11 +77,14 @@ def mount_skill(name: str, into: Path, skill_lock: dict, grimoire: dict, recorde
 
 
 def _copy_entries(verdict: Verdict, staging: Path) -> None:
+    # only a verified skill is copied, and verification always leaves its snapshot
+    assert verdict.snapshot is not None, "copying a skill that was not verified"
     # sorted so a failure part-way is reproducible (and tests can place it)
     for entry in sorted(verdict.snapshot.entries, key=lambda e: e.path):
         destination = staging / entry.path
         destination.parent.mkdir(parents=True, exist_ok=True)
         if entry.kind == "symlink":
+            assert entry.link_target is not None, "folder_scan reads every symlink's target"
             os.symlink(entry.link_target, destination)
         else:
             shutil.copyfile(entry.absolute, destination)

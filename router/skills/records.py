@@ -44,7 +44,7 @@ class SkillRecorder:
         """What the two lock files say about a skill (either may be missing)."""
         if cli_entry is None and grimoire_entry is None:
             return
-        folder = grimoire_entry["folder"] if grimoire_entry else cli_entry.get("sourceUrl")
+        folder = grimoire_entry["folder"] if grimoire_entry else (cli_entry or {}).get("sourceUrl")
         folder_hash = cli_entry.get("skillFolderHash") if cli_entry else None
         self._hashes.append(
             {
