@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from router.errors import RouterError
 from router.paths import CONFIGS_DIR
+from router.validation import first_field_error
 
 SERVERS_FILE = CONFIGS_DIR / "servers.toml"
 
@@ -86,6 +87,4 @@ def load_servers(path: Path = SERVERS_FILE) -> ServersConfig:
     try:
         return ServersConfig.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path}: field {field}: {first['msg']}") from None
+        raise ConfigError(f"{path}: {first_field_error(exc)}") from None

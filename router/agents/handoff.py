@@ -21,6 +21,7 @@ from pydantic import (
 
 from router.agents.roles import ROLE_NAMES
 from router.errors import RouterError
+from router.validation import field_error
 
 TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # A full git object name as `git rev-parse HEAD` prints it: abbreviations and uppercase are
@@ -168,26 +169,11 @@ def describe_errors(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
         # the discriminated union puts the kind first in the location: drop it
-        loc = [str(p) for p in error["loc"]]
+        loc = list(error["loc"])
         if loc and loc[0] in ENVELOPE_KINDS:
             loc = loc[1:]
-        field = ".".join(_dotted(loc)) or "(whole envelope)"
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown field (typo?)"
-        parts.append(f"field {field}: {message}")
+        parts.append(field_error(error, loc, whole="(whole envelope)"))
     return "; ".join(parts)
-
-
-def _dotted(loc: list[str]) -> list[str]:
-    """['modifiedFiles', '2'] → ['modifiedFiles[2]']."""
-    out: list[str] = []
-    for part in loc:
-        if part.isdigit() and out:
-            out[-1] += f"[{part}]"
-        else:
-            out.append(part)
-    return out
 
 
 def read_json_file(path: Path) -> Any:

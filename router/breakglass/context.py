@@ -16,6 +16,7 @@ import apsw
 from router.breakglass.settings import ContextSettings
 from router.db import query_dicts
 from router.errors import RouterError
+from router.fts import fts_or_query
 from router.redact import Redactor
 
 SKIP_DIRS = {
@@ -114,8 +115,7 @@ def problem_terms(statement: str) -> list[str]:
 
 def fts_query(terms: list[str]) -> str | None:
     """Each term quoted as an FTS5 string, ORed: no input can inject query syntax."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    return " OR ".join(quoted) if quoted else None
+    return fts_or_query(terms) or None
 
 
 def resolve_named(workspace: Path, names: list[str]) -> list[Path]:

@@ -15,9 +15,9 @@ from router.breakglass.gate import EarlierTiers, gate_refusal, problem_statement
 from router.breakglass.ledger import Caps, cap_refusal, session_usage
 from router.breakglass.pricing import Estimate, PriceError, estimate_run, read_prices
 from router.breakglass.settings import Settings, usd_to_micro
-from router.breakglass.tokens import count_tokens
 from router.hashing import content_hash
 from router.redact import Redactor
+from router.tokens import count_tokens
 
 
 @dataclass

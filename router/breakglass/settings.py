@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from router.errors import RouterError
 from router.paths import CONFIGS_DIR
+from router.validation import first_field_error
 
 DEFAULT_CONFIG = CONFIGS_DIR / "breakglass.toml"
 DEFAULT_PRICES = CONFIGS_DIR / "openrouter-models.json"
@@ -96,9 +97,7 @@ def load_settings(path: Path | None = None) -> Settings:
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{path}: {where}: {first['msg']}") from exc
+        raise ConfigError(f"{path}: {first_field_error(exc)}") from None
     missing = [t for t in PROBLEM_TYPES if t not in settings.types]
     if missing:
         raise ConfigError(f"{path}: types: no section for {', '.join(missing)}")

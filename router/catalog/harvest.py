@@ -11,7 +11,6 @@ written, and written whole (temporary file, then rename).
 """
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,10 @@ from pydantic import ValidationError
 from router.catalog.models import SeedFile
 from router.errors import SeedError
 from router.facade.backends import Placeholders, fetch_tool_list
+from router.files import write_atomically
 from router.hashing import content_hash
 from router.servers import ServersConfig
+from router.validation import first_field_error
 
 ROUTER_FIELDS = ("triggers", "boost")
 
@@ -131,13 +132,8 @@ async def harvest(
     try:
         SeedFile.model_validate(merged)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
         raise SeedError(
-            f"{seed_file}: the harvested seed is invalid at {where}: {first['msg']}; nothing written"
+            f"{seed_file}: the harvested seed is invalid: {first_field_error(exc)}; nothing written"
         ) from None
-    seeds_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - a local directory, once per harvest
-    temporary = seed_file.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(merged, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, seed_file)
+    write_atomically(seed_file, json.dumps(merged, ensure_ascii=False, indent=2) + "\n")
     return report

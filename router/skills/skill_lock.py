@@ -11,10 +11,10 @@ does not know are kept as they are.
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from router.files import write_atomically
 from router.skills.errors import LockFileError
 
 LOCK_FILE_NAME = ".skill-lock.json"
@@ -135,20 +135,3 @@ def serialize(doc: dict[str, Any]) -> str:
 
 def write_skill_lock(path: Path, doc: dict[str, Any]) -> None:
     write_atomically(path, serialize(doc))
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write beside the target, then rename over it: readers see the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp makes the file private; keep the mode the file had (else rw-r--r--)
-        os.chmod(temp_name, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
