@@ -16,10 +16,8 @@ overhead: the call through the backend pool alone, and through tools.call_tool.
 Run alone: `python -m bench.facade_bench`.
 """
 
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +31,7 @@ from bench.load import load_synthetic
 from bench.paths import BENCH_DIR
 from bench.report import Options, Section, markdown_table
 from router.db import connect
+from router.jsonrpc_lines import LineClient
 
 CATALOG_SIZE = 10_000
 ROUND_TRIPS = 600  # per measured series, after WARM_UP
@@ -46,48 +45,17 @@ TIME_ARGS = {"timezone": "Asia/Tokyo"}
 BARS = {"search_median": 1.5, "search_p99": 4.0, "call_overhead_median": 1.0}
 
 
-class StdioPeer:
+class StdioPeer(LineClient):
     """An MCP server subprocess spoken to with raw JSON-RPC lines (protocol 2025-11-25)."""
 
     def __init__(self, argv: list[str]) -> None:
-        self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
-        self._id = 0
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "facade-bench", "version": "0"},
-            },
-        )
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _write(self, message: dict) -> None:
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        self.process.stdin.flush()
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        self._id += 1
-        self._write({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}})
-        response = json.loads(self.process.stdout.readline())
-        if "error" in response:
-            raise RuntimeError(f"{method}: {response['error']}")
-        return response["result"]
+        super().__init__(argv, client_name="facade-bench")
 
     def call(self, tool: str, arguments: dict) -> dict:
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        result = self.call_tool(tool, arguments)
         if result.get("isError"):
             raise RuntimeError(f"{tool} failed: {result['content'][0]['text']}")
         return result
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
 
 
 @dataclass(frozen=True)

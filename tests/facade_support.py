@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 from router.catalog.load import load_catalog
 from router.db import connect
 from router.facade.backends import Placeholders, fetch_tool_list
+from router.jsonrpc_lines import LineClient
 from router.servers import load_servers
 from tests.db_rows import rows
 
@@ -254,61 +255,15 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class RawStdioClient:
+class RawStdioClient(LineClient):
     """A minimal MCP client over real stdio: JSON-RPC lines in, raw response bytes out.
 
     For what the SDK client hides: the exact bytes of a result, and the router's pid."""
 
     def __init__(self, params: StdioServerParameters, protocol_version: str = "2025-11-25") -> None:
-        import os
-
-        env = dict(os.environ) | (params.env or {})
-        self.process = subprocess.Popen(
+        super().__init__(
             [params.command, *params.args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            dict(os.environ) | (params.env or {}),
+            protocol_version=protocol_version,
+            client_name="raw-test-client",
         )
-        self._next_id = 0
-        self.initialize_result = self.request(
-            "initialize",
-            {
-                "protocolVersion": protocol_version,
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test-client", "version": "0"},
-            },
-        )
-        self.notify("notifications/initialized")
-
-    def send(self, method: str, params: dict | None = None) -> int:
-        self._next_id += 1
-        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        self.process.stdin.flush()
-        return self._next_id
-
-    def notify(self, method: str) -> None:
-        self.process.stdin.write((json.dumps({"jsonrpc": "2.0", "method": method}) + "\n").encode())
-        self.process.stdin.flush()
-
-    def read_line(self) -> bytes:
-        return self.process.stdout.readline()
-
-    def request_raw(self, method: str, params: dict | None = None) -> bytes:
-        self.send(method, params)
-        return self.read_line()
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        return json.loads(self.request_raw(method, params))["result"]
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()

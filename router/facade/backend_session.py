@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from router import __version__
+from router import __version__, jsonrpc_lines
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class StdioBackendSession:
                 message=f"backend answered with protocol version {result.protocol_version!r}, "
                 f"which this router does not speak ({', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})",
             )
-        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self._send(jsonrpc_lines.notification("notifications/initialized"))
         return result
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -96,7 +96,7 @@ class StdioBackendSession:
         request_id = self._next_id
         answer = self._in_flight[request_id] = asyncio.get_running_loop().create_future()
         try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            await self._send(jsonrpc_lines.request(request_id, method, params))
             return await answer
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its timeout, or its own caller cancelled): tell the backend.
@@ -110,18 +110,17 @@ class StdioBackendSession:
             return
         with suppress(OSError, RuntimeError):
             self._writer.write(
-                _line(
-                    {
-                        "jsonrpc": "2.0",
-                        "method": "notifications/cancelled",
-                        "params": {"requestId": request_id, "reason": "the router's caller gave up"},
-                    }
+                jsonrpc_lines.encode(
+                    jsonrpc_lines.notification(
+                        "notifications/cancelled",
+                        {"requestId": request_id, "reason": "the router's caller gave up"},
+                    )
                 )
             )
 
     async def _send(self, message: dict[str, Any]) -> None:
         try:
-            self._writer.write(_line(message))
+            self._writer.write(jsonrpc_lines.encode(message))
             await self._writer.drain()  # returns at once unless the pipe is full
         except (OSError, RuntimeError):  # broken pipe, or a transport already closed
             raise _closed() from None
@@ -198,10 +197,6 @@ class StdioBackendSession:
             }
         with suppress(MCPError):  # the connection is closing; serve() ends with it
             await self._send(reply)
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def _as_int(request_id: Any) -> int | None:
