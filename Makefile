@@ -1,41 +1,62 @@
 # Everything the project needs goes into its own .venv (Python) and .npm-tools (Node);
-# nothing depends on what happens to be installed on the machine.
+# nothing depends on what happens to be installed on the machine. Python packages come from
+# the lock files (pip-compile output), so CI installs exactly what was tested.
 PYTHON      ?= python3
 VENV        := .venv
 PY          := $(VENV)/bin/python
 CR          := $(VENV)/bin/context-router
 NPM_PREFIX  := .npm-tools
 DB          ?= router.db
-PY_STAMP    := $(VENV)/.installed
-NPM_STAMP   := $(NPM_PREFIX)/.installed
+CORE_STAMP  := $(VENV)/.installed-core
+DEV_STAMP   := $(VENV)/.installed-dev
+NPM_CORE_STAMP := $(NPM_PREFIX)/.installed-core
+NPM_DEV_STAMP  := $(NPM_PREFIX)/.installed-dev
 
-# Real backend MCP servers and real third-party clients/validators used by the product
-# and its tests, pinned. Installed with the system npm into the project's own prefix.
-NPM_PACKAGES := \
+# Real backend MCP servers of the core profile (what serving needs), pinned.
+NPM_BACKENDS := \
 	@modelcontextprotocol/server-filesystem@2026.8.31 \
-	@modelcontextprotocol/server-memory@2026.8.31 \
+	@modelcontextprotocol/server-memory@2026.8.31
+# Real third-party clients, validators and test backends the tests run, pinned.
+NPM_TEST_TOOLS := \
 	@modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/inspector@2.12.0 \
 	skills@1.7.4 \
 	opencode-ai@1.18.33
 
-.PHONY: install catalog run serve test test-fast lint bench clean
+.PHONY: install install-core catalog run serve test test-fast lint lock bench clean
 
-install: $(PY_STAMP) $(NPM_STAMP)
+# Serving only: the core packages and the core profile's Node backends.
+install-core: $(CORE_STAMP) $(NPM_CORE_STAMP)
 
-$(PY_STAMP): pyproject.toml
+# Everything: every extra, the test and bench tools, the Node test tools.
+install: $(DEV_STAMP) $(NPM_DEV_STAMP)
+
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+
+$(CORE_STAMP): requirements-core.lock pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -r requirements-core.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
+
+$(DEV_STAMP): requirements-dev.lock pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -r requirements-dev.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@ $(CORE_STAMP)
 
 # stdin closed: a package's install script must never wait on (or eat) the MCP stdio stream.
-$(NPM_STAMP): Makefile
+$(NPM_CORE_STAMP): Makefile
 	mkdir -p $(NPM_PREFIX)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_PACKAGES) < /dev/null
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) < /dev/null
 	touch $@
 
-catalog: install
+$(NPM_DEV_STAMP): Makefile
+	mkdir -p $(NPM_PREFIX)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) $(NPM_TEST_TOOLS) < /dev/null
+	touch $@ $(NPM_CORE_STAMP)
+
+catalog: install-core
 	$(CR) catalog --db $(DB)
 
 # stdout belongs to the MCP stdio stream once serve starts: everything before it (install,
@@ -59,6 +80,16 @@ test-fast: install
 
 bench: install
 	$(PY) -m bench
+
+# Re-pin after changing dependencies in pyproject.toml (needs network to PyPI).
+lock:
+	$(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/pip install --quiet pip-tools
+	$(VENV)-lock/bin/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links \
+		--output-file requirements-core.lock pyproject.toml
+	$(VENV)-lock/bin/pip-compile --quiet --all-extras --strip-extras --no-emit-index-url \
+		--no-emit-find-links --output-file requirements-dev.lock pyproject.toml
+	rm -rf $(VENV)-lock
 
 clean:
 	rm -rf $(VENV) $(NPM_PREFIX) *.egg-info

@@ -13,12 +13,11 @@ from collections.abc import Iterable, Mapping
 from itertools import groupby
 from typing import Any
 
-import cel
-
 from router.agents.roles import Role, may_call
 from router.configs.inputs import CatalogEntry
 from router.configs.naming import router_entry_name
 from router.errors import RouterError
+from router.extras import require
 
 # The JWT claim that carries the caller's role (jwt.<claim> in agentgateway's CEL context).
 ROLE_CLAIM = "role"
@@ -51,8 +50,9 @@ def role_rules(roles: Iterable[Role], tools: Iterable[CatalogEntry]) -> list[str
     return [role_rule(role, tools) for role in roles]
 
 
-def compile_rules(rules: Iterable[str]) -> list[cel.Program]:
+def compile_rules(rules: Iterable[str]) -> list[Any]:
     """Parse every rule with a real CEL implementation; a bad one is named by its index."""
+    cel = require("cel", extra="configs", feature="checking the gateway's CEL rules")
     programs = []
     for index, rule in enumerate(rules):
         try:
@@ -70,7 +70,7 @@ def tool_context(*, role: str | None, target: str, tool: str) -> dict[str, Any]:
     return context
 
 
-def allows(programs: Iterable[cel.Program], context: Mapping[str, Any]) -> bool:
+def allows(programs: Iterable[Any], context: Mapping[str, Any]) -> bool:
     """agentgateway's decision: allowed when any allow rule evaluates to true."""
     for program in programs:
         try:

@@ -11,12 +11,14 @@ portable choice.
 """
 
 from functools import cache
+from typing import Any
 
-import icu
+from router.extras import require
 
 
 @cache
-def _root_collator() -> "icu.Collator":
+def _root_collator() -> Any:
+    icu = require("icu", extra="skills", feature="hashing skill folders as the skills CLI does (ICU order)")
     # Default attributes are those of Intl.Collator() without options: tertiary strength,
     # non-ignorable punctuation, no numeric ordering.
     return icu.Collator.createInstance(icu.Locale.getRoot())
