@@ -8,6 +8,7 @@ import argparse
 import importlib
 import sys
 
+from router import __version__
 from router.errors import RouterError
 
 COMMAND_MODULES = (
@@ -22,6 +23,7 @@ COMMAND_MODULES = (
     "router.commands.prompt",
     "router.commands.handoff",
     "router.commands.cards",
+    "router.commands.setup",
 )
 
 
@@ -30,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="context-router",
         description="Three cache-stable MCP meta-tools over one SQLite catalog of backend tools.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)

@@ -1,16 +1,20 @@
-"""configs/servers.toml → typed backend server declarations."""
+"""Servers files → typed backend server declarations.
+
+Two layers by default: the shipped configs/servers.toml and the user's own servers file
+(router.paths.servers_files). A later layer wins: a server it declares replaces the same
+name's whole table below it, and its [defaults] keys replace those keys.
+"""
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from router.errors import RouterError
-from router.paths import CONFIGS_DIR
+from router.paths import SHIPPED_SERVERS_FILE
 from router.validation import first_field_error
-
-SERVERS_FILE = CONFIGS_DIR / "servers.toml"
 
 
 class ConfigError(RouterError):
@@ -58,6 +62,17 @@ class ServersConfig(BaseModel):
 
     defaults: Defaults = Field(default_factory=Defaults)
     servers: dict[str, ServerConfig]
+    # which file declared each server (the layer that won), for `context-router servers`
+    _origins: dict[str, Path] = PrivateAttr(default_factory=dict)
+    _files: list[Path] = PrivateAttr(default_factory=list)
+
+    def origin(self, server: str) -> Path | None:
+        return self._origins.get(server)
+
+    @property
+    def files(self) -> list[Path]:
+        """The layers this config was read from, lowest first."""
+        return list(self._files)
 
     def timeouts(self, server: ServerConfig) -> Defaults:
         """The server's own timeouts, falling back to [defaults]."""
@@ -74,17 +89,43 @@ class ServersConfig(BaseModel):
         return max(t.startup_timeout_s + t.call_timeout_s for t in limits)
 
 
-def load_servers(path: Path = SERVERS_FILE) -> ServersConfig:
+def load_servers(paths: Path | Sequence[Path] = (SHIPPED_SERVERS_FILE,)) -> ServersConfig:
+    """Read and layer servers files (lowest first); a missing or invalid file names itself."""
+    layers = [paths] if isinstance(paths, Path) else list(paths)
+    merged: dict[str, Any] = {"defaults": {}, "servers": {}}
+    origins: dict[str, Path] = {}
+    for path in layers:
+        raw = _read_layer(path)
+        defaults = raw.pop("defaults", {})
+        servers = raw.pop("servers", {})
+        if not isinstance(defaults, dict) or not isinstance(servers, dict):
+            raise ConfigError(f"{path}: [defaults] and [servers.NAME] must be tables")
+        merged["defaults"].update(defaults)
+        for name, table in servers.items():
+            if isinstance(table, dict):
+                table.setdefault("name", name)
+            merged["servers"][name] = table
+            origins[name] = path
+        merged.update(raw)  # unknown top-level keys: the model refuses them, naming the field
+        try:
+            ServersConfig.model_validate({"defaults": defaults, "servers": servers, **raw})
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: {first_field_error(exc)}") from None
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        config = ServersConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(f"{', '.join(map(str, layers))}: {first_field_error(exc)}") from None
+    config._origins = origins
+    config._files = layers
+    return config
+
+
+def _read_layer(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    for name, table in raw.get("servers", {}).items():
-        if isinstance(table, dict):
-            table.setdefault("name", name)
-    try:
-        return ServersConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {first_field_error(exc)}") from None

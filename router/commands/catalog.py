@@ -45,13 +45,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     seed_dir = args.seeds if args.seeds is not None else (None if args.user_files else SEEDS_DIR)
+    print(build_catalog(resolve_db_path(args.db), seed_dir, args.user_files, args.prices))
+    return 0
+
+
+def build_catalog(db_path: Path, seed_dir: Path | None, user_files: list[Path], prices: Path) -> str:
+    """Load seeds, user catalogs and prices into the database; one line saying what it did."""
     started = time.perf_counter()
     # break-glass model prices: validated before anything is written, so a bad price file
     # leaves the catalog as it was too; written in their own transaction
-    price_rows = parse_prices(args.prices)
-    conn = connect(resolve_db_path(args.db))
-    summary = load_catalog(conn, seed_dir=seed_dir, user_files=args.user_files)
-    price_count = write_prices(conn, price_rows)
+    price_rows = parse_prices(prices)
+    conn = connect(db_path)
+    try:
+        summary = load_catalog(conn, seed_dir=seed_dir, user_files=user_files)
+        price_count = write_prices(conn, price_rows)
+    finally:
+        conn.close()
     elapsed_ms = (time.perf_counter() - started) * 1000
-    print(f"{summary.one_line()}; {price_count} model prices in {elapsed_ms:.0f} ms")
-    return 0
+    return f"{summary.one_line()}; {price_count} model prices in {elapsed_ms:.0f} ms"
+
+
+def load_default_catalog(db_path: Path) -> str:
+    """What `context-router catalog` does with no options: the shipped seeds and prices."""
+    return build_catalog(db_path, SEEDS_DIR, [], DEFAULT_PRICES)

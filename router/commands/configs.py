@@ -5,8 +5,7 @@ from pathlib import Path
 
 from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR
 from router.errors import RouterError
-from router.paths import CONFIGS_DIR, SEEDS_DIR
-from router.servers import SERVERS_FILE
+from router.paths import CONFIGS_DIR, SEEDS_DIR, SHIPPED_SERVERS_FILE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seed directory the catalog tools come from",
     )
     parser.add_argument(
-        "--servers", type=Path, default=SERVERS_FILE, metavar="FILE", help="backend declarations"
+        "--servers", type=Path, default=SHIPPED_SERVERS_FILE, metavar="FILE", help="backend declarations"
     )
     parser.add_argument(
         "--data-dir",

@@ -1,14 +1,13 @@
 """`context-router harvest SERVER`: a live backend's tools/list → seeds/SERVER.json."""
 
 import argparse
-import os
 from pathlib import Path
 
 import anyio
 
-from router.commands.serve import SERVERS_ENV_VAR
-from router.paths import SEEDS_DIR, resolve_db_path
-from router.servers import SERVERS_FILE, load_servers
+from router.commands import add_servers_option
+from router.paths import SEEDS_DIR, resolve_db_path, servers_files
+from router.servers import load_servers
 
 # Exit status when a changed or vanished tool was flagged (and its seed entry kept).
 EXIT_FLAGGED = 3
@@ -26,9 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("server", help="a [servers.NAME] of servers.toml")
-    parser.add_argument(
-        "--servers", metavar="FILE", type=Path, help=f"default: ${SERVERS_ENV_VAR}, else {SERVERS_FILE}"
-    )
+    add_servers_option(parser)
     parser.add_argument("--seeds", metavar="DIR", type=Path, default=SEEDS_DIR, help=f"default {SEEDS_DIR}")
     parser.add_argument(
         "--workspace", metavar="DIR", type=Path, help="${WORKSPACE} (default: working directory)"
@@ -46,16 +43,13 @@ def run(args: argparse.Namespace) -> int:
     from router.catalog.harvest import harvest
     from router.facade.backends import Placeholders, default_data_dir
 
-    servers_file = args.servers or (
-        Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE
-    )
     placeholders = Placeholders(
         (args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db))
     )
     report = anyio.run(
         lambda: harvest(
             args.server,
-            load_servers(servers_file),
+            load_servers(servers_files(args.servers)),
             args.seeds,
             placeholders,
             accept_changed=args.accept_changed,

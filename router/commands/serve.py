@@ -11,13 +11,12 @@ import anyio
 import apsw
 
 from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
-from router.commands import add_db_option
+from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
-from router.paths import resolve_db_path
-from router.servers import SERVERS_FILE, load_servers
+from router.paths import resolve_db_path, servers_files
+from router.servers import load_servers
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
-SERVERS_ENV_VAR = "CONTEXT_ROUTER_SERVERS"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,12 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"caller's role (default: ${ROLE_ENV_VAR}, else {DEFAULT_ROLE}); over HTTP a "
         "request may name its own in the X-Context-Router-Role header",
     )
-    parser.add_argument(
-        "--servers",
-        metavar="FILE",
-        type=Path,
-        help=f"backend declarations (default: ${SERVERS_ENV_VAR}, else {SERVERS_FILE})",
-    )
+    add_servers_option(parser)
     parser.add_argument(
         "--workspace",
         metavar="DIR",
@@ -102,15 +96,12 @@ def run(args: argparse.Namespace) -> int:
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     role = get_role(args.role or os.environ.get(ROLE_ENV_VAR) or DEFAULT_ROLE)
-    servers_file = args.servers or (
-        Path(os.environ[SERVERS_ENV_VAR]) if os.environ.get(SERVERS_ENV_VAR) else SERVERS_FILE
-    )
     workspace = (args.workspace or Path.cwd()).resolve()
     if not workspace.is_dir():
         raise RouterError(f"--workspace {workspace}: not a directory")
     options = ServeOptions(
         db_path=resolve_db_path(args.db),
-        servers=load_servers(servers_file),
+        servers=load_servers(servers_files(args.servers)),
         role=role,
         workspace=workspace,
         wake_on_search=not args.no_wake_on_search,

