@@ -19,6 +19,11 @@ def _isolated_environment(tmp_path, monkeypatch):
     """Point every default path at the test's temp dir."""
     monkeypatch.setenv("CONTEXT_ROUTER_DB", str(tmp_path / "env-default.db"))
     monkeypatch.delenv("CONTEXT_ROUTER_ROLE", raising=False)
+    monkeypatch.delenv("CONTEXT_ROUTER_SERVERS", raising=False)
+    # the user's data and config directories (platformdirs reads XDG_* on Linux): a test
+    # never reads or writes the real user's servers file or database
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)
 
 

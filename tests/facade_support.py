@@ -18,14 +18,13 @@ from router.facade.backends import Placeholders, fetch_tool_list
 from router.jsonrpc_lines import LineClient
 from router.servers import load_servers
 from tests.db_rows import rows
+from tests.project import NPM_BIN, PROJECT_ROOT  # noqa: F401 - re-exported to the facade tests
 
 TESTS_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = TESTS_DIR.parent
 VENV_BIN = Path(sys.executable).parent
 CONTEXT_ROUTER = VENV_BIN / "context-router"
 MISBEHAVING = TESTS_DIR / "servers" / "misbehaving.py"
 LOOPBACK_ONLY = TESTS_DIR / "servers" / "loopback_only.cjs"
-NPM_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin"
 
 # Servers whose live tools/list makes up the test catalog.
 HARVESTED = ("time", "git", "filesystem", "misbehaving")

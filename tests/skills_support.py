@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from router.cli import main as router_main
-from router.paths import PROJECT_ROOT
+from tests.project import PROJECT_ROOT
 
 SKILLS_CLI = PROJECT_ROOT / ".npm-tools" / "node_modules" / "skills" / "bin" / "cli.mjs"
 

@@ -404,7 +404,8 @@ def test_views_read_by_the_system_sqlite3_shell(conn, db_path):
 
 
 def test_readme_documents_the_server_and_its_views():
-    from router.paths import PROJECT_ROOT, SCHEMA_FILE
+    from router.paths import SCHEMA_FILE
+    from tests.project import PROJECT_ROOT
 
     readme = (PROJECT_ROOT / "README.md").read_text()
     schema = SCHEMA_FILE.read_text()

@@ -7,7 +7,7 @@ from router.cli import main
 from router.configs.generate import GATEWAY_FILE, OPENCODE_FILE, generate, stale_files
 from router.configs.inputs import read_inputs
 from router.paths import CONFIGS_DIR, SEEDS_DIR
-from router.servers import SERVERS_FILE
+from router.paths import SHIPPED_SERVERS_FILE as SERVERS_FILE
 
 
 def test_committed_configs_are_exactly_what_generation_produces():
@@ -67,7 +67,7 @@ def test_readme_documents_the_command_and_the_measured_numbers():
     from router.configs.companions import COMPANIONS, CONTEXT_MODE
     from router.configs.naming import router_entry_name
     from router.configs.surface import offered_tools
-    from router.paths import PROJECT_ROOT
+    from tests.project import PROJECT_ROOT
 
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Generated configs: OpenCode and agentgateway") :]

@@ -20,8 +20,9 @@ from router.configs.gateway_config import GATEWAY_PORT
 from router.configs.generate import GATEWAY_FILE
 from router.configs.inputs import read_inputs
 from router.configs.naming import router_entry_name
-from router.paths import CONFIGS_DIR, PROJECT_ROOT
+from router.paths import CONFIGS_DIR
 from router.servers import load_servers
+from tests.project import PROJECT_ROOT
 
 # shared/ sits beside the repository (here and in CI), see shared/checks.md
 SCHEMA_PATH = PROJECT_ROOT / "tests" / "schemas" / "agentgateway-config.schema.json"

@@ -18,7 +18,8 @@ from router.configs.generate import OPENCODE_FILE
 from router.configs.naming import router_entry_name
 from router.configs.surface import SURFACE_BUDGET_TOKENS, offered_tools, visible_surface
 from router.facade.definitions import meta_tool_definitions
-from router.paths import CONFIGS_DIR, PROJECT_ROOT, ROLES_DIR
+from router.paths import CONFIGS_DIR, ROLES_DIR
+from tests.project import PROJECT_ROOT
 
 SCHEMA_PATH = PROJECT_ROOT / "tests" / "schemas" / "opencode-config.schema.json"
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"

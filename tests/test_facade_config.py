@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from router.cli import main
-from router.facade.backends import Placeholders, resolve_command
+from router.facade.backends import Placeholders
+from router.programs import resolve_command
 from router.servers import ConfigError
 
 

@@ -26,7 +26,7 @@ from router.agents.permissions import (
     wildcard_match,
 )
 from router.agents.roles import ROLE_MATRIX, ROLE_NAMES, get_role
-from router.paths import PROJECT_ROOT
+from tests.project import PROJECT_ROOT
 
 OPENCODE_BIN = PROJECT_ROOT / ".npm-tools" / "node_modules" / ".bin" / "opencode"
 # OpenCode's published config schema (https://opencode.ai/config.json), vendored for CI.

@@ -374,7 +374,7 @@ def test_cli_rejects_an_invalid_brief_and_a_bad_profile(capsys, tmp_path):
 
 def test_readme_states_the_real_prefix_size(prompts, encoding):
     """The README's numbers are measured, not remembered: they must match the prompt."""
-    from router.paths import PROJECT_ROOT
+    from tests.project import PROJECT_ROOT
 
     readme = " ".join((PROJECT_ROOT / "README.md").read_text(encoding="utf-8").split())
     found = re.search(

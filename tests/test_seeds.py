@@ -16,8 +16,9 @@ from mcp import Client, StdioServerParameters
 
 from router.catalog.load import read_seed_dir
 from router.catalog.tool_text import summary
-from router.paths import PROJECT_ROOT, SEEDS_DIR
+from router.paths import SEEDS_DIR
 from router.servers import load_servers
+from tests.project import PROJECT_ROOT
 
 PROFILES = ("core", "appsec", "android", "game", "research")
 MIN_TOOLS = 120

@@ -6,9 +6,9 @@ import shutil
 import subprocess
 
 from router.cli import build_parser
-from router.paths import PROJECT_ROOT
 from router.skills.grimoire import grimoire_entry
 from router.skills.snapshot import snapshot_skill
+from tests.project import PROJECT_ROOT
 from tests.skills_support import context_router, make_skill
 
 README = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
