@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from router.breakglass.pricing import load_prices
+from router.breakglass.prices import load_prices
 from router.breakglass.settings import DEFAULT_CONFIG, DEFAULT_PRICES
 from router.db import connect
 

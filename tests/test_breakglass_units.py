@@ -9,11 +9,11 @@ from decimal import Decimal
 
 import pytest
 
-from router.breakglass import ledger
 from router.breakglass.classify import classify
 from router.breakglass.context import ContextError, assemble, fts_query, resolve_named
 from router.breakglass.gate import EarlierTiers, gate_refusal
-from router.breakglass.pricing import PriceError, estimate_run, load_prices, read_prices
+from router.breakglass.prices import PriceError, load_prices, read_prices
+from router.breakglass.pricing import estimate_run
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
 from router.db import connect, query_dicts
 from router.paths import SEEDS_DIR
@@ -288,73 +288,6 @@ def test_fts_query_quotes_every_term():
     assert fts_query([]) is None
 
 
-# -- ledger: caps and tokens ----------------------------------------------------------------
-
-
-def _invocation(conn, session="s1"):
-    return ledger.open_invocation(
-        conn,
-        session,
-        problem="p",
-        problem_type="code_bug",
-        classification="",
-        complexity="low",
-        panel=["m"],
-        judge="j",
-        context_tokens=1,
-        estimate=100,
-        worst_case=1_000,
-    )
-
-
-def test_reserve_enforces_call_and_money_caps(conn):
-    caps = ledger.Caps(max_invocations=2, max_micro_usd=2_500)
-    a, b, c = _invocation(conn), _invocation(conn), _invocation(conn)
-    assert ledger.reserve(conn, "s1", a, 1_000, caps) is None
-    assert ledger.reserve(conn, "s1", b, 1_000, caps) is None
-    assert "2 of 2 break-glass calls" in ledger.reserve(conn, "s1", c, 1_000, caps)
-    ledger.settle(conn, "s1", a, status="ok", reserved=1_000, actual=300)
-    usage = ledger.session_usage(conn, "s1")
-    assert usage.calls == 2 and usage.committed_micro == 1_300
-    money = ledger.Caps(max_invocations=10, max_micro_usd=2_500)
-    d = _invocation(conn)
-    assert "exceeds $0.00" in ledger.reserve(conn, "s1", d, 1_300, money)
-    e = _invocation(conn)
-    assert ledger.reserve(conn, "s1", e, 1_200, money) is None
-    kinds = [
-        r["kind"]
-        for r in query_dicts(conn, "SELECT kind FROM cost_ledger WHERE invocation_id = ? ORDER BY id", (a,))
-    ]
-    assert kinds == ["estimate", "reservation", "settlement", "release", "outcome"]
-
-
-def test_confirmation_token_is_one_time_and_bound(conn):
-    caps = ledger.Caps(10, 10_000_000)
-    first = _invocation(conn)
-    token = ledger.issue_token(conn, "s1", first, "b3:fp", 2_500_000, 30)
-    stored = conn.execute("SELECT token_hash FROM breakglass_tokens").fetchone()[0]
-    assert token not in stored and stored.startswith("b3:")
-    other = _invocation(conn)
-    assert "different request" in ledger.reserve(
-        conn, "s1", other, 10, caps, token=token, fingerprint="b3:x", estimate=2_500_000
-    )
-    higher = _invocation(conn)
-    assert "estimate rose" in ledger.reserve(
-        conn, "s1", higher, 10, caps, token=token, fingerprint="b3:fp", estimate=2_600_000
-    )
-    ok = _invocation(conn)
-    assert (
-        ledger.reserve(conn, "s1", ok, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000) is None
-    )
-    again = _invocation(conn)
-    assert "already used" in ledger.reserve(
-        conn, "s1", again, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000
-    )
-    assert "not one this server issued" in ledger.reserve(
-        conn, "s1", _invocation(conn), 10, caps, token="bgc_forged", fingerprint="b3:fp", estimate=1
-    )
-
-
 # -- views and docs -------------------------------------------------------------------------
 
 BREAKGLASS_VIEWS = ("v_cost_per_session", "v_cost_per_day", "v_breakglass_recent")
@@ -364,43 +297,6 @@ def sqlite3_shell(db_path, sql):
     done = subprocess.run(["sqlite3", "-json", str(db_path), sql], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout or "[]")
-
-
-def test_views_read_by_the_system_sqlite3_shell(conn, db_path):
-    caps = ledger.Caps(10, 10_000_000)
-    settled, refused, running = _invocation(conn, "s9"), _invocation(conn, "s9"), _invocation(conn, "s9")
-    ledger.reserve(conn, "s9", settled, 1_000, caps)
-    ledger.settle(conn, "s9", settled, status="ok", reserved=1_000, actual=420, mode="fusion", diagnosis="d")
-    ledger.refuse(conn, "s9", refused, "estimate above budget")
-    ledger.reserve(conn, "s9", running, 1_000, caps)
-    session = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_session")
-    assert session == [
-        {
-            **session[0],
-            "session_id": "s9",
-            "invocations": 3,
-            "calls": 2,
-            "refusals": 1,
-            "estimated_micro_usd": 300,
-            "open_reserved_micro_usd": 1_000,
-            "spent_micro_usd": 420,
-            "spent_usd": "0.0004",
-        }
-    ]
-    day = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_day")
-    assert day[0]["calls"] == 2 and day[0]["spent_micro_usd"] == 420
-    recent = sqlite3_shell(db_path, "SELECT id, status, mode, actual_usd, reason FROM v_breakglass_recent")
-    assert recent == [
-        {"id": running, "status": "started", "mode": None, "actual_usd": None, "reason": ""},
-        {
-            "id": refused,
-            "status": "refused",
-            "mode": None,
-            "actual_usd": None,
-            "reason": "estimate above budget",
-        },
-        {"id": settled, "status": "ok", "mode": "fusion", "actual_usd": "0.0004", "reason": ""},
-    ]
 
 
 def test_readme_documents_the_server_and_its_views():
