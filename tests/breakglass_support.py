@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from router.breakglass.prices import load_prices
 from router.breakglass.settings import DEFAULT_CONFIG, DEFAULT_PRICES
@@ -116,8 +117,10 @@ def server_params(
 
 
 @asynccontextmanager
-async def break_glass_client(params: StdioServerParameters, **client_options):
-    async with Client(params, **client_options) as client:
+async def break_glass_client(params: StdioServerParameters, errlog=None, **client_options):
+    """A real SDK client over stdio; `errlog` (an open file) receives the server's stderr."""
+    transport = stdio_client(params, errlog=errlog) if errlog is not None else params
+    async with Client(transport, **client_options) as client:
         yield client
 
 
