@@ -151,15 +151,15 @@ def test_prices_load_exactly_and_idempotently(conn):
     "mutate, message",
     [
         (
-            lambda d: d["data"][0]["pricing"].pop("prompt"),
-            r"data\[0\] \(anthropic/claude-opus-4.8\).pricing.prompt: missing",
+            lambda d: d["data"][1]["pricing"].pop("prompt"),
+            r"data\[1\] \(anthropic/claude-opus-4.8\).pricing.prompt: missing",
         ),
         (
-            lambda d: d["data"][1]["pricing"].update(completion="cheap"),
-            r"data\[1\].*pricing.completion: not a decimal",
+            lambda d: d["data"][2]["pricing"].update(completion="cheap"),
+            r"data\[2\].*pricing.completion: not a decimal",
         ),
-        (lambda d: d["data"][2]["pricing"].update(prompt="-0.1"), r"data\[2\].*non-negative"),
-        (lambda d: d["data"].append(dict(d["data"][0])), r"data\[7\].*listed twice"),
+        (lambda d: d["data"][3]["pricing"].update(prompt="-0.1"), r"data\[3\].*non-negative"),
+        (lambda d: d["data"].append(dict(d["data"][0])), r"data\[8\].*listed twice"),
     ],
 )
 def test_bad_price_file_names_the_field_and_keeps_old_prices(conn, tmp_path, mutate, message):
@@ -226,7 +226,7 @@ def test_catalog_command_with_a_bad_price_file_writes_nothing(db_path, tmp_path)
     load_prices(existing, DEFAULT_PRICES)
     existing.close()
     document = json.loads(DEFAULT_PRICES.read_text())
-    document["data"][3]["pricing"]["prompt"] = "free"
+    document["data"][4]["pricing"]["prompt"] = "free"
     bad = tmp_path / "models.json"
     bad.write_text(json.dumps(document))
     done = subprocess.run(
@@ -237,7 +237,7 @@ def test_catalog_command_with_a_bad_price_file_writes_nothing(db_path, tmp_path)
     )
     assert done.returncode == 2
     assert (
-        f"{bad}: data[3] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
+        f"{bad}: data[4] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
     )
     counts = sqlite3_shell(
         db_path, "SELECT (SELECT count(*) FROM tools) AS tools, (SELECT count(*) FROM model_prices) AS prices"
