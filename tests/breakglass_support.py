@@ -126,3 +126,32 @@ async def break_glass_client(params: StdioServerParameters, errlog=None, **clien
 
 def arguments(problem: str = LEAN_PROBLEM, **extra) -> dict:
     return {"problem": problem, "earlier_tiers": TIERS, **extra}
+
+
+def probe(db: Path, config: Path, workspace: Path, problem: str, problem_type: str, **cost_overrides):
+    """What prepare() decides for a request, as the server would (read-only), with the config's
+    cost settings overridden: the way a test learns a call's estimate and worst case."""
+    from router.breakglass.gate import EarlierTiers
+    from router.breakglass.prepare import Request, prepare
+    from router.breakglass.settings import load_settings
+
+    settings = load_settings(config)
+    settings = settings.model_copy(update={"cost": settings.cost.model_copy(update=cost_overrides)})
+    conn = connect(db)
+    try:
+        return prepare(
+            conn,
+            settings,
+            workspace,
+            "probe",
+            Request(
+                problem,
+                [],
+                problem_type,
+                cost_overrides.get("default_budget_usd"),
+                EarlierTiers.model_validate(TIERS),
+            ),
+            lambda stage: None,
+        )
+    finally:
+        conn.close()
