@@ -171,7 +171,7 @@ def open_invocation(
     estimate: int | None,
     worst_case: int | None,
     output_cap: int | None = None,
-    lease_seconds: float = 90.0,
+    lease_seconds: float = 30.0,
 ) -> int:
     """The invocation row (holding a lease) and, when there is one, its estimate row."""
     with immediate(conn):
