@@ -93,6 +93,7 @@ def server_params(
     session: str | None = None,
     api_key: str | None = API_KEY,
     extra_env: dict | None = None,
+    extra_args: list[str] | None = None,
 ) -> StdioServerParameters:
     env = dict(os.environ)
     env["OPENROUTER_BASE_URL"] = stub_url
@@ -113,6 +114,7 @@ def server_params(
     ]
     if session:
         args += ["--session", session]
+    args += extra_args or []
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(workspace))
 
 
