@@ -308,5 +308,7 @@ def test_readme_documents_the_server_and_its_views():
     assert "context-router break-glass" in readme and "OPENROUTER_BASE_URL" in readme
     for view in BREAKGLASS_VIEWS:
         assert f"`{view}`" in readme and f"CREATE VIEW {view} AS" in schema
-    for option in ("--config", "--workspace", "--session"):
-        assert option in readme
+    for option in ("--config", "--workspace", "--session", "--session-max-usd", "--session-max-calls"):
+        assert f"`{option}" in readme
+    for option in ("--from FILE", "--fetch", "--as-of YYYY-MM-DD"):
+        assert f"`context-router prices {option}`" in readme or f"`{option}`" in readme
