@@ -9,7 +9,7 @@ import yaml
 from router.breakglass.gate import TRIGGER, EarlierTiers, TierAttempt
 from router.breakglass.settings import load_settings
 from router.cli import main
-from router.paths import PROJECT_ROOT
+from tests.project import PROJECT_ROOT
 
 SKILL = PROJECT_ROOT / "skills" / "break-glass"
 
