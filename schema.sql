@@ -194,17 +194,26 @@ CREATE TABLE IF NOT EXISTS model_prices (
     model                          TEXT PRIMARY KEY,
     name                           TEXT NOT NULL DEFAULT '',
     -- OpenRouter quotes USD per token as decimal strings; stored as integer
-    -- pico-dollars per token (1 USD = 10^12) so cheap models do not round to zero
+    -- pico-dollars per token (1 USD = 10^12, rounded up) so cheap models do not round to zero
     prompt_picodollars_per_tok     INTEGER NOT NULL CHECK (prompt_picodollars_per_tok >= 0),
     completion_picodollars_per_tok INTEGER NOT NULL CHECK (completion_picodollars_per_tok >= 0),
     -- a flat price per request, if the model has one
     request_picodollars            INTEGER NOT NULL DEFAULT 0 CHECK (request_picodollars >= 0),
     context_length                 INTEGER,
-    loaded_at                      TEXT NOT NULL
+    loaded_at                      TEXT NOT NULL,
+    -- when the prices were true: the fetch, or the date a saved /api/v1/models file was taken
+    -- (NULL in a file from before version 5: the age is then loaded_at's)
+    priced_at                      TEXT,
+    -- what a reasoning token costs where the model bills them apart (pricing.internal_reasoning)
+    reasoning_picodollars_per_tok  INTEGER NOT NULL DEFAULT 0
+        CHECK (reasoning_picodollars_per_tok >= 0)
 ) STRICT;
 
 -- One row per break_glass call, refused or not. The problem is stored only after secrets
 -- were removed from it; it is what later calls search for "earlier similar problems".
+-- A call in progress holds a lease (its process, host and lease_expires_at, renewed while
+-- it runs): a call whose process is gone or whose lease expired is resolved by the next
+-- ledger write, as 'interrupted'.
 CREATE TABLE IF NOT EXISTS breakglass_invocations (
     id                   INTEGER PRIMARY KEY,
     session_id           TEXT NOT NULL,
@@ -216,7 +225,8 @@ CREATE TABLE IF NOT EXISTS breakglass_invocations (
     classification       TEXT NOT NULL DEFAULT '',
     complexity           TEXT,
     status               TEXT NOT NULL CHECK (status IN
-        ('started', 'refused', 'needs_confirmation', 'declined', 'ok', 'failed', 'cancelled')),
+        ('started', 'refused', 'needs_confirmation', 'declined', 'ok', 'failed', 'cancelled',
+         'interrupted')),
     -- the refusal or failure, in words
     reason               TEXT NOT NULL DEFAULT '',
     -- 'fusion' | 'fanout' once a panel ran
@@ -229,11 +239,17 @@ CREATE TABLE IF NOT EXISTS breakglass_invocations (
     actual_micro_usd     INTEGER,
     -- the judge's diagnosis, so later similar problems see what was concluded
     diagnosis            TEXT NOT NULL DEFAULT '',
-    pid                  INTEGER NOT NULL
+    pid                  INTEGER NOT NULL,
+    host                 TEXT NOT NULL DEFAULT '',
+    lease_expires_at     TEXT,
+    -- max_tokens sent with every model call (lowered below the config's cap to fit a limit)
+    output_cap_tokens    INTEGER
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS breakglass_invocations_by_session
     ON breakglass_invocations(session_id);
+CREATE INDEX IF NOT EXISTS breakglass_invocations_running
+    ON breakglass_invocations(status) WHERE status = 'started';
 
 CREATE VIRTUAL TABLE IF NOT EXISTS breakglass_problems_fts USING fts5(
     problem, diagnosis,
@@ -260,35 +276,60 @@ ON breakglass_invocations BEGIN
 END;
 
 -- One-time confirmation tokens for clients without elicitation. Only a hash of the token is
--- stored; it is bound to the exact request (fingerprint) and to the estimate a person saw.
+-- stored; it is bound to the exact request (fingerprint) and to the estimate and worst case
+-- a person saw.
 CREATE TABLE IF NOT EXISTS breakglass_tokens (
-    token_hash         TEXT PRIMARY KEY,
-    issued_for         INTEGER NOT NULL REFERENCES breakglass_invocations(id),
-    fingerprint        TEXT NOT NULL,
-    estimate_micro_usd INTEGER NOT NULL,
-    issued_at          TEXT NOT NULL,
-    expires_at         TEXT NOT NULL,
-    used_at            TEXT,
-    used_by            INTEGER REFERENCES breakglass_invocations(id)
+    token_hash           TEXT PRIMARY KEY,
+    issued_for           INTEGER NOT NULL REFERENCES breakglass_invocations(id),
+    fingerprint          TEXT NOT NULL,
+    estimate_micro_usd   INTEGER NOT NULL,
+    issued_at            TEXT NOT NULL,
+    expires_at           TEXT NOT NULL,
+    used_at              TEXT,
+    used_by              INTEGER REFERENCES breakglass_invocations(id),
+    -- NULL for a token issued before version 5 (it was bound to the estimate alone)
+    worst_case_micro_usd INTEGER
 ) STRICT;
 
 -- Every cent: the estimate, refusals, confirmations, the reservation of the worst case taken
--- under BEGIN IMMEDIATE before any call, the settlement with the provider's usage.cost, the
--- release of what was reserved but not spent, and the outcome. A reservation is open until
--- its invocation has a settlement row.
+-- under BEGIN IMMEDIATE before any call, the settlement (the provider's usage.cost, never
+-- clipped), the release of what was reserved but not spent, an overrun (a settlement above
+-- the reservation: it stops the session) and the outcome. A reservation is open until its
+-- invocation has a settlement row.
 CREATE TABLE IF NOT EXISTS cost_ledger (
     id            INTEGER PRIMARY KEY,
     at            TEXT NOT NULL,
     session_id    TEXT NOT NULL,
     invocation_id INTEGER NOT NULL REFERENCES breakglass_invocations(id),
     kind          TEXT NOT NULL CHECK (kind IN ('estimate', 'refusal', 'confirmation',
-                                                'reservation', 'settlement', 'release', 'outcome')),
+                                                'reservation', 'settlement', 'release', 'overrun',
+                                                'outcome')),
     micro_usd     INTEGER NOT NULL DEFAULT 0,
     detail        TEXT NOT NULL DEFAULT ''
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS cost_ledger_by_session ON cost_ledger(session_id, kind);
 CREATE INDEX IF NOT EXISTS cost_ledger_by_invocation ON cost_ledger(invocation_id, kind);
+-- the day caps count reservations by the UTC day they were taken
+CREATE INDEX IF NOT EXISTS cost_ledger_by_kind_time ON cost_ledger(kind, at);
+
+-- Each request sent to OpenRouter, written before it is sent: what a call whose process died
+-- had sent (nothing: its reservation is released), which of those answered with a generation
+-- id (its real cost can be looked up) and at what worst case the rest are counted.
+CREATE TABLE IF NOT EXISTS breakglass_requests (
+    id                INTEGER PRIMARY KEY,
+    invocation_id     INTEGER NOT NULL REFERENCES breakglass_invocations(id),
+    what              TEXT NOT NULL,
+    sent_at           TEXT NOT NULL,
+    worst_micro_usd   INTEGER NOT NULL,
+    -- OpenRouter's id for the generation ('gen-...'), once a response named it
+    generation_id     TEXT,
+    -- the cost the response (or a generation lookup) reported; NULL while unknown
+    cost_micro_usd    INTEGER,
+    finished_at       TEXT
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS breakglass_requests_by_invocation ON breakglass_requests(invocation_id);
 
 ------------------------------------------------------------------------------------------
 -- Views: what the meta-tools read, and what people inspect with the sqlite3 shell.
@@ -339,7 +380,8 @@ ORDER BY tool;
 
 DROP VIEW IF EXISTS v_cost_per_session;
 -- calls: invocations that reached the panel (took a reservation); open_reserved: worst cases
--- reserved by calls still running (or whose process died before settling).
+-- reserved by calls still running (or whose process died and no ledger write has resolved
+-- them yet); overruns: calls the provider charged above their reservation (the session stops).
 CREATE VIEW v_cost_per_session AS
 SELECT session_id,
        min(at) AS first_at,
@@ -353,7 +395,8 @@ SELECT session_id,
                 THEN micro_usd END), 0) AS open_reserved_micro_usd,
        coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) AS spent_micro_usd,
        printf('%.4f', coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) / 1e6)
-           AS spent_usd
+           AS spent_usd,
+       count(DISTINCT CASE WHEN kind = 'overrun' THEN invocation_id END) AS overruns
 FROM cost_ledger
 GROUP BY session_id
 ORDER BY first_at DESC;
@@ -372,14 +415,22 @@ GROUP BY day
 ORDER BY day DESC;
 
 DROP VIEW IF EXISTS v_breakglass_recent;
--- The last 100 break_glass calls, newest first. 'started' is a call still running, or one
--- whose process died before it finished (its reservation then stays counted: fail-closed).
+-- The last 100 break_glass calls, newest first. 'started' is a call still running (its lease
+-- renewed); one whose lease ran out reads 'interrupted' even before the next ledger write
+-- settles it. over_worst_case: the provider reported more than the reservation (1), which
+-- stops the session.
 CREATE VIEW v_breakglass_recent AS
-SELECT id, started_at, session_id, problem_type, status, mode,
+SELECT id, started_at, session_id, problem_type,
+       CASE WHEN status <> 'started' THEN status
+            WHEN lease_expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'started'
+            ELSE 'interrupted' END AS status,
+       mode,
        printf('%.4f', coalesce(estimate_micro_usd, 0) / 1e6) AS estimate_usd,
        printf('%.4f', coalesce(worst_case_micro_usd, 0) / 1e6) AS worst_case_usd,
        CASE WHEN actual_micro_usd IS NULL THEN NULL
             ELSE printf('%.4f', actual_micro_usd / 1e6) END AS actual_usd,
+       CASE WHEN actual_micro_usd > worst_case_micro_usd THEN 1 ELSE 0 END AS over_worst_case,
+       output_cap_tokens,
        substr(reason, 1, 80) AS reason,
        substr(problem, 1, 60) AS problem
 FROM breakglass_invocations

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "router.commands.search",
     "router.commands.evaluate",
     "router.commands.breakglass",
+    "router.commands.prices",
     "router.commands.serve",
     "router.commands.harvest",
     "router.commands.skills",

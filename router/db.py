@@ -17,7 +17,7 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -31,10 +31,103 @@ ALTER TABLE tools ADD COLUMN output_schema TEXT
 ALTER TABLE tools ADD COLUMN title TEXT;
 """
 
+# Version 5: break-glass leases and hard caps. A new status ('interrupted') and ledger kind
+# ('overrun') widen CHECK constraints, which SQLite can only do by rebuilding a table; the
+# invocations are the parent of the ledger and the tokens, so all three are rebuilt under
+# their new names first (children pointing at the new parent), the old ones dropped (children
+# before parent, so no foreign key is ever broken), and then renamed into place, which also
+# renames the references. The views over them are dropped first (a rename re-reads every
+# view) and schema.sql re-creates them with the indexes and triggers; rowids are kept, so
+# the external-content FTS index only needs a rebuild. model_prices gains two columns.
+REBUILD_BREAKGLASS_TABLES = """
+DROP VIEW IF EXISTS v_cost_per_session;
+DROP VIEW IF EXISTS v_cost_per_day;
+DROP VIEW IF EXISTS v_breakglass_recent;
+DROP TRIGGER IF EXISTS breakglass_invocations_ai;
+DROP TRIGGER IF EXISTS breakglass_invocations_ad;
+DROP TRIGGER IF EXISTS breakglass_invocations_au;
+CREATE TABLE breakglass_invocations_v5 (
+    id                   INTEGER PRIMARY KEY,
+    session_id           TEXT NOT NULL,
+    started_at           TEXT NOT NULL,
+    finished_at          TEXT,
+    problem              TEXT NOT NULL,
+    problem_type         TEXT,
+    classification       TEXT NOT NULL DEFAULT '',
+    complexity           TEXT,
+    status               TEXT NOT NULL CHECK (status IN
+        ('started', 'refused', 'needs_confirmation', 'declined', 'ok', 'failed', 'cancelled',
+         'interrupted')),
+    reason               TEXT NOT NULL DEFAULT '',
+    mode                 TEXT,
+    panel                TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(panel)),
+    judge                TEXT,
+    context_tokens       INTEGER,
+    estimate_micro_usd   INTEGER,
+    worst_case_micro_usd INTEGER,
+    actual_micro_usd     INTEGER,
+    diagnosis            TEXT NOT NULL DEFAULT '',
+    pid                  INTEGER NOT NULL,
+    host                 TEXT NOT NULL DEFAULT '',
+    lease_expires_at     TEXT,
+    output_cap_tokens    INTEGER
+) STRICT;
+INSERT INTO breakglass_invocations_v5 (id, session_id, started_at, finished_at, problem,
+    problem_type, classification, complexity, status, reason, mode, panel, judge, context_tokens,
+    estimate_micro_usd, worst_case_micro_usd, actual_micro_usd, diagnosis, pid)
+SELECT id, session_id, started_at, finished_at, problem, problem_type, classification, complexity,
+    status, reason, mode, panel, judge, context_tokens, estimate_micro_usd, worst_case_micro_usd,
+    actual_micro_usd, diagnosis, pid
+FROM breakglass_invocations;
+CREATE TABLE breakglass_tokens_v5 (
+    token_hash           TEXT PRIMARY KEY,
+    issued_for           INTEGER NOT NULL REFERENCES breakglass_invocations_v5(id),
+    fingerprint          TEXT NOT NULL,
+    estimate_micro_usd   INTEGER NOT NULL,
+    issued_at            TEXT NOT NULL,
+    expires_at           TEXT NOT NULL,
+    used_at              TEXT,
+    used_by              INTEGER REFERENCES breakglass_invocations_v5(id),
+    worst_case_micro_usd INTEGER
+) STRICT;
+INSERT INTO breakglass_tokens_v5 (token_hash, issued_for, fingerprint, estimate_micro_usd,
+    issued_at, expires_at, used_at, used_by)
+SELECT token_hash, issued_for, fingerprint, estimate_micro_usd, issued_at, expires_at, used_at,
+    used_by
+FROM breakglass_tokens;
+CREATE TABLE cost_ledger_v5 (
+    id            INTEGER PRIMARY KEY,
+    at            TEXT NOT NULL,
+    session_id    TEXT NOT NULL,
+    invocation_id INTEGER NOT NULL REFERENCES breakglass_invocations_v5(id),
+    kind          TEXT NOT NULL CHECK (kind IN ('estimate', 'refusal', 'confirmation',
+                                                'reservation', 'settlement', 'release', 'overrun',
+                                                'outcome')),
+    micro_usd     INTEGER NOT NULL DEFAULT 0,
+    detail        TEXT NOT NULL DEFAULT ''
+) STRICT;
+INSERT INTO cost_ledger_v5 (id, at, session_id, invocation_id, kind, micro_usd, detail)
+SELECT id, at, session_id, invocation_id, kind, micro_usd, detail FROM cost_ledger;
+DROP TABLE cost_ledger;
+DROP TABLE breakglass_tokens;
+DROP TABLE breakglass_invocations;
+ALTER TABLE breakglass_invocations_v5 RENAME TO breakglass_invocations;
+ALTER TABLE breakglass_tokens_v5 RENAME TO breakglass_tokens;
+ALTER TABLE cost_ledger_v5 RENAME TO cost_ledger;
+INSERT INTO breakglass_problems_fts(breakglass_problems_fts) VALUES ('rebuild');
+ALTER TABLE model_prices ADD COLUMN priced_at TEXT;
+ALTER TABLE model_prices ADD COLUMN reasoning_picodollars_per_tok INTEGER NOT NULL DEFAULT 0
+    CHECK (reasoning_picodollars_per_tok >= 0);
+"""
+
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
 # by N. They run before schema.sql, whose views may already read what they add.
-UPGRADES: dict[int, str] = {2: ADD_AUDIT_DEADLINE, 3: ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE}
+UPGRADES: dict[int, str] = {
+    2: ADD_AUDIT_DEADLINE,
+    3: ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE,
+    5: REBUILD_BREAKGLASS_TABLES,
+}
 
 # apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
 # share one file, and the set-up pragmas themselves (WAL, optimize) need a lock, so a

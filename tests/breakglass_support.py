@@ -10,8 +10,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-from router.breakglass.pricing import load_prices
+from router.breakglass.prices import load_prices
 from router.breakglass.settings import DEFAULT_CONFIG, DEFAULT_PRICES
 from router.db import connect
 
@@ -92,6 +93,7 @@ def server_params(
     session: str | None = None,
     api_key: str | None = API_KEY,
     extra_env: dict | None = None,
+    extra_args: list[str] | None = None,
 ) -> StdioServerParameters:
     env = dict(os.environ)
     env["OPENROUTER_BASE_URL"] = stub_url
@@ -112,14 +114,46 @@ def server_params(
     ]
     if session:
         args += ["--session", session]
+    args += extra_args or []
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(workspace))
 
 
 @asynccontextmanager
-async def break_glass_client(params: StdioServerParameters, **client_options):
-    async with Client(params, **client_options) as client:
+async def break_glass_client(params: StdioServerParameters, errlog=None, **client_options):
+    """A real SDK client over stdio; `errlog` (an open file) receives the server's stderr."""
+    transport = stdio_client(params, errlog=errlog) if errlog is not None else params
+    async with Client(transport, **client_options) as client:
         yield client
 
 
 def arguments(problem: str = LEAN_PROBLEM, **extra) -> dict:
     return {"problem": problem, "earlier_tiers": TIERS, **extra}
+
+
+def probe(db: Path, config: Path, workspace: Path, problem: str, problem_type: str, **cost_overrides):
+    """What prepare() decides for a request, as the server would (read-only), with the config's
+    cost settings overridden: the way a test learns a call's estimate and worst case."""
+    from router.breakglass.gate import EarlierTiers
+    from router.breakglass.prepare import Request, prepare
+    from router.breakglass.settings import load_settings
+
+    settings = load_settings(config)
+    settings = settings.model_copy(update={"cost": settings.cost.model_copy(update=cost_overrides)})
+    conn = connect(db)
+    try:
+        return prepare(
+            conn,
+            settings,
+            workspace,
+            "probe",
+            Request(
+                problem,
+                [],
+                problem_type,
+                cost_overrides.get("default_budget_usd"),
+                EarlierTiers.model_validate(TIERS),
+            ),
+            lambda stage: None,
+        )
+    finally:
+        conn.close()

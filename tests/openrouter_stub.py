@@ -1,10 +1,13 @@
-"""A local stand-in for OpenRouter: an HTTP server on 127.0.0.1 speaking its chat-completions
-wire format (the one stand-in the project allows, for a paid remote API).
+"""A local stand-in for OpenRouter: an HTTP server on 127.0.0.1 speaking its wire format (the
+one stand-in the project allows, for a paid remote API): `POST /api/v1/chat/completions`,
+`GET /api/v1/generation?id=` (a generation's cost, as `data.total_cost`) and
+`GET /api/v1/models` (the price list it was started with, in that endpoint's shape).
 
 It checks each request's shape (path, bearer key, model, the fusion plugin and its panel,
-response_format), records every request for the tests to inspect, and answers as scripted:
-per route ('fusion', 'judge' for a direct call carrying response_format, else the model id)
-a queue of behaviours, 'ok' once the queue is empty.
+response_format, provider.max_price against its own prices, refusing as OpenRouter does when
+no provider is under the ceiling), records every request for the tests to inspect, and
+answers as scripted: per route ('fusion', 'judge' for a direct call carrying
+response_format, else the model id) a queue of behaviours, 'ok' once the queue is empty.
 """
 
 import json
@@ -14,9 +17,27 @@ import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 COMPLETIONS_PATH = "/api/v1/chat/completions"
-BEHAVIOURS = {"ok", "malformed_answer", "malformed_json", "no_usage", "402", "429", "429_long", "502", "slow"}
+GENERATION_PATH = "/api/v1/generation"
+MODELS_PATH = "/api/v1/models"
+BEHAVIOURS = {
+    "ok",
+    "malformed_answer",
+    "malformed_json",
+    "no_usage",
+    "402",
+    "429",
+    "429_long",
+    "502",
+    "slow",
+    # usage.cost that is not a cost, and a charge far above any worst case
+    "cost_abc",
+    "cost_negative",
+    "overcharge",
+}
+OVERCHARGE_USD = 4.0
 
 
 def _tokens(text: str) -> int:
@@ -25,11 +46,13 @@ def _tokens(text: str) -> int:
 
 class OpenRouterStub:
     def __init__(self, prices_path: Path, api_key: str, slow_seconds: float = 4.0):
-        document = json.loads(prices_path.read_text())
+        self.models_document = json.loads(prices_path.read_text())
         self.prices = {
             m["id"]: (Decimal(m["pricing"]["prompt"]), Decimal(m["pricing"]["completion"]))
-            for m in document["data"]
+            for m in self.models_document["data"]
         }
+        # generation id -> the cost billed, for GET /api/v1/generation
+        self.generations: dict[str, float] = {}
         self.api_key = api_key
         self.slow_seconds = slow_seconds
         # added to every answer, so parallel callers overlap
@@ -61,7 +84,11 @@ class OpenRouterStub:
             self.script.setdefault(route, []).extend(behaviours)
 
     def routes(self) -> list[str]:
-        return [r["route"] for r in self.requests]
+        """The completion requests' routes, in order (lookups and price fetches left out)."""
+        return [r["route"] for r in self.requests if r["route"] != "GET"]
+
+    def completions(self) -> list[dict]:
+        return [r for r in self.requests if r["route"] != "GET"]
 
     def all_text(self) -> str:
         """Every byte any request carried (headers and bodies), for secret checks."""
@@ -125,9 +152,35 @@ class OpenRouterStub:
                 "cost": float(cost),
             },
         }
+        self.generations[response["id"]] = float(cost)
         if behaviour == "no_usage":
             del response["usage"]
+        elif behaviour == "cost_abc":
+            response["usage"]["cost"] = "abc"
+        elif behaviour == "cost_negative":
+            response["usage"]["cost"] = -1
+        elif behaviour == "overcharge":
+            response["usage"]["cost"] = OVERCHARGE_USD
+            self.generations[response["id"]] = OVERCHARGE_USD
         return response
+
+    def _over_ceiling(self, body: dict) -> list[str]:
+        """Models whose price is above the request's provider.max_price (USD per M tokens)."""
+        ceiling = (body.get("provider") or {}).get("max_price")
+        if not ceiling:
+            return []
+        if body["model"] == "openrouter/fusion":
+            plugin = body["plugins"][0]
+            models = [plugin["model"], *plugin["analysis_models"]]
+        else:
+            models = [body["model"]]
+        million = Decimal(1_000_000)
+        return [
+            m
+            for m in models
+            if self.prices[m][0] * million > Decimal(str(ceiling["prompt"]))
+            or self.prices[m][1] * million > Decimal(str(ceiling["completion"]))
+        ]
 
     def _check(self, path: str, headers: dict, raw: str) -> tuple[int, str, dict | None]:
         if path != COMPLETIONS_PATH:
@@ -150,6 +203,8 @@ class OpenRouterStub:
             unknown = [body["model"]] if body["model"] not in self.prices else []
         if unknown:
             return 400, f"unknown models {unknown}", body
+        if over := self._over_ceiling(body):
+            return 404, f"No endpoints found matching your max_price for {over}", body
         if body.get("response_format") is not None:
             rf = body["response_format"]
             if rf.get("type") != "json_schema" or "schema" not in rf.get("json_schema", {}):
@@ -179,6 +234,29 @@ class OpenRouterStub:
                 self._send(
                     status, json.dumps({"error": {"code": status, "message": message}}).encode(), extra
                 )
+
+            def do_GET(self):
+                url = urlsplit(self.path)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with stub._lock:
+                    stub.requests.append(
+                        {"path": url.path, "headers": headers, "raw": self.path, "body": None, "route": "GET"}
+                    )
+                if url.path == MODELS_PATH:
+                    return self._send(200, json.dumps(stub.models_document).encode())
+                if url.path != GENERATION_PATH:
+                    return self._error(404, f"no route {url.path}")
+                if headers.get("authorization") != f"Bearer {stub.api_key}":
+                    return self._error(401, "missing or wrong bearer key")
+                generation_id = parse_qs(url.query).get("id", [""])[0]
+                if generation_id not in stub.generations:
+                    return self._error(404, f"Generation {generation_id} not found")
+                data = {
+                    "id": generation_id,
+                    "total_cost": stub.generations[generation_id],
+                    "cancelled": False,
+                }
+                self._send(200, json.dumps({"data": data}).encode())
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")

@@ -1,6 +1,7 @@
-"""Above $2 a person confirms: MCP elicitation when the client supports it (accepted,
-declined, not approved; on the current and the handshake-era protocol), otherwise a
-one-time token; and a cancelled call releases its reservation. Real stdio sessions."""
+"""Above $2 of worst case a person confirms: for a 2026-07-28 client as an input request
+answered within the call, for a handshake-era client by elicitation (accepted, declined, not
+approved), and for a client with neither by a one-time token; and a cancelled call releases
+its reservation. Real SDK clients over real stdio sessions."""
 
 import json
 
@@ -18,6 +19,7 @@ from tests.breakglass_support import (
     arguments,
     break_glass_client,
     prepared_db,
+    probe,
     server_params,
     write_config,
 )
@@ -89,18 +91,28 @@ def answering(action, content=None, asked=None):
     return callback
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+MODERN, LEGACY = "2026-07-28", "legacy"
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY])
 async def test_elicitation_accepted_proceeds(db, config, workspace, stub, mode):
     asked = []
     params = server_params(db, config, workspace, stub.base_url)
     async with break_glass_client(
         params, mode=mode, elicitation_callback=answering("accept", {"approve": True}, asked)
     ) as client:
+        # the protocol the test means: input requests (2026-07-28) or the handshake era's
+        assert (client.protocol_version == MODERN) == (mode == MODERN)
         call = await client.call_tool("break_glass", arguments(**EXPENSIVE))
     assert not call.is_error, call.content[0].text
     result = json.loads(call.content[0].text)
-    assert result["status"] == "ok" and result["cost"]["estimated_micro_usd"] > 2_000_000
-    assert len(asked) == 1 and result["cost"]["estimated_usd"] in asked[0]
+    cost = result["cost"]
+    assert result["status"] == "ok" and cost["worst_case_micro_usd"] > 2_000_000
+    assert len(asked) == 1
+    assert (
+        f"may spend up to {cost['worst_case_usd']} (worst case; expected about {cost['estimated_usd']})"
+        in asked[0]
+    )
     assert stub.routes() == ["fusion"]
     details = [r["detail"] for r in rows(db, "SELECT detail FROM cost_ledger WHERE kind = 'confirmation'")]
     assert details == ["approved by a person (elicitation)"]
@@ -129,11 +141,16 @@ async def test_elicitation_declined_spends_nothing(db, config, workspace, stub):
     ] * 3
 
 
-async def test_token_fallback_without_elicitation(db, config, workspace, stub):
+@pytest.mark.parametrize("mode", [MODERN, LEGACY])
+async def test_token_fallback_without_elicitation(db, config, workspace, stub, mode):
     params = server_params(db, config, workspace, stub.base_url)
-    async with break_glass_client(params) as client:  # no elicitation capability
+    async with break_glass_client(params, mode=mode) as client:  # no elicitation capability
         first = json.loads((await client.call_tool("break_glass", arguments(**EXPENSIVE))).content[0].text)
         assert first["status"] == "needs_confirmation" and first["confirmation_token"].startswith("bgc_")
+        cost = first["cost"]
+        assert (
+            f"the worst case {cost['worst_case_usd']} (expected {cost['estimated_usd']})" in first["message"]
+        )
         assert stub.requests == []
         token = first["confirmation_token"]
         changed = await client.call_tool(
@@ -150,6 +167,25 @@ async def test_token_fallback_without_elicitation(db, config, workspace, stub):
     assert statuses == ["needs_confirmation", "refused", "ok", "refused"]
     token_row = rows(db, "SELECT used_by, token_hash FROM breakglass_tokens")[0]
     assert token_row["used_by"] == 3 and token not in token_row["token_hash"]
+
+
+async def test_confirmation_follows_the_worst_case_not_the_estimate(tmp_path, workspace, stub):
+    """A call whose estimate is below the line but whose worst case is above it is asked."""
+    db = prepared_db(tmp_path / "plain.db")  # ordinary prices
+    problem = {"problem": ARCH_PROBLEM, "problem_type": "architecture"}
+    probe_config = write_config(tmp_path / "probe.toml")
+    estimate = probe(db, probe_config, workspace, ARCH_PROBLEM, "architecture").estimate
+    line = round((estimate.expected_micro + estimate.worst_case_micro) / 2 / 1e6, 4)
+    config = write_config(tmp_path / "line.toml", {"cost.confirm_above_usd": line})
+    asked = []
+    params = server_params(db, config, workspace, stub.base_url)
+    async with break_glass_client(
+        params, mode=MODERN, elicitation_callback=answering("decline", None, asked)
+    ) as client:
+        call = await client.call_tool("break_glass", arguments(**problem))
+    assert estimate.expected_micro < line * 1e6 < estimate.worst_case_micro
+    assert call.is_error and "a person declined the worst case" in call.content[0].text
+    assert len(asked) == 1 and stub.requests == []
 
 
 async def test_cancelled_call_releases_its_reservation(tmp_path, workspace, stub):

@@ -187,7 +187,7 @@ async def test_refusals_say_what_is_missing_and_leave_rows(db, tmp_path, workspa
         ),
         (arguments(context_files=["src/Missing.lean"]), "no such file in the workspace"),
         (arguments(problem_type="code_bug"), "escalate to a person"),
-        (arguments(budget=0.01), "above this call's budget $0.01"),
+        (arguments(budget=0.01), "does not fit: this call's budget is $0.01, short by"),
         (arguments(budget=-1), "budget: must be a positive number"),
     ]
     async with break_glass_client(server_params(db, config, workspace, stub.base_url)) as client:
@@ -225,7 +225,7 @@ async def test_session_caps_calls_and_money(db, tmp_path, workspace, stub):
     money_cap = write_config(tmp_path / "money.toml", {"cost.session_max_usd": 0.05})
     async with break_glass_client(server_params(db, money_cap, workspace, stub.base_url)) as client:
         call = await client.call_tool("break_glass", arguments())
-        assert call.is_error and "exceeds $0.05" in call.content[0].text
+        assert call.is_error and "has $0.0500 left of its $0.05 cap, short by" in call.content[0].text
     assert len(stub.requests) == 2
 
 
@@ -235,6 +235,8 @@ async def test_provider_errors_and_fallback(db, tmp_path, workspace, stub):
         {
             "cost.session_max_invocations": 50,
             "cost.session_max_usd": 100.0,
+            "cost.day_max_invocations": 50,
+            "cost.day_max_usd": 100.0,
             "openrouter.timeout_seconds": 1.5,
             "openrouter.max_retry_after_seconds": 5,
         },

@@ -9,7 +9,7 @@ import textwrap
 import anyio
 import pytest
 
-from router.breakglass import ledger
+from router.breakglass import caps as capsmod
 from router.breakglass.settings import DEFAULT_PRICES
 from router.db import connect, query_dicts
 from tests.breakglass_support import (
@@ -27,10 +27,12 @@ pytestmark = pytest.mark.slow
 RACER = textwrap.dedent("""
     import os, sys, time
     from router.breakglass import ledger
+    from router.breakglass.caps import Caps
     from router.db import connect
     db, go, attempts = sys.argv[1], sys.argv[2], int(sys.argv[3])
     conn = ledger.prepare_connection(connect(db))
-    caps = ledger.Caps(max_invocations=int(sys.argv[4]), max_micro_usd=int(sys.argv[5]))
+    caps = Caps(session_max_invocations=int(sys.argv[4]), session_max_micro=int(sys.argv[5]),
+                day_max_invocations=10**6, day_max_micro=10**12)
     print("ready", flush=True)
     while not os.path.exists(go):
         time.sleep(0.001)
@@ -41,7 +43,10 @@ RACER = textwrap.dedent("""
                                      worst_case=700)
         if ledger.reserve(conn, "race", inv, 700, caps) is None:
             won += 1
-    print(won)
+    print(won, flush=True)
+    # alive until every racer is done: a call whose process is gone is released by the next write
+    while not os.path.exists(go + ".done"):
+        time.sleep(0.001)
 """)
 
 
@@ -61,12 +66,15 @@ def test_racing_processes_never_exceed_the_caps(tmp_path, max_invocations, max_m
         assert racer.stdout.readline().strip() == "ready"
         racers.append(racer)
     go.touch()
-    wins = [int(p.communicate(timeout=120)[0]) for p in racers]
+    wins = [int(p.stdout.readline()) for p in racers]
+    (tmp_path / "go.done").touch()
+    for p in racers:
+        p.communicate(timeout=120)
     assert all(p.returncode == 0 for p in racers)
     assert sum(wins) == expected
     conn = connect(db)
-    usage = ledger.session_usage(conn, "race")
-    assert usage.calls == expected and usage.committed_micro == expected * 700 <= max_micro
+    usage = capsmod.usage(conn, "race")
+    assert usage.session_calls == expected and usage.session_committed == expected * 700 <= max_micro
     refusals = query_dicts(conn, "SELECT count(*) AS n FROM cost_ledger WHERE kind = 'refusal'")[0]["n"]
     assert refusals == 36 - expected
 

@@ -9,11 +9,11 @@ from decimal import Decimal
 
 import pytest
 
-from router.breakglass import ledger
 from router.breakglass.classify import classify
 from router.breakglass.context import ContextError, assemble, fts_query, resolve_named
 from router.breakglass.gate import EarlierTiers, gate_refusal
-from router.breakglass.pricing import PriceError, estimate_run, load_prices, read_prices
+from router.breakglass.prices import PriceError, load_prices, read_prices
+from router.breakglass.pricing import estimate_run
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
 from router.db import connect, query_dicts
 from router.paths import SEEDS_DIR
@@ -151,15 +151,15 @@ def test_prices_load_exactly_and_idempotently(conn):
     "mutate, message",
     [
         (
-            lambda d: d["data"][0]["pricing"].pop("prompt"),
-            r"data\[0\] \(anthropic/claude-opus-4.8\).pricing.prompt: missing",
+            lambda d: d["data"][1]["pricing"].pop("prompt"),
+            r"data\[1\] \(anthropic/claude-opus-4.8\).pricing.prompt: missing",
         ),
         (
-            lambda d: d["data"][1]["pricing"].update(completion="cheap"),
-            r"data\[1\].*pricing.completion: not a decimal",
+            lambda d: d["data"][2]["pricing"].update(completion="cheap"),
+            r"data\[2\].*pricing.completion: not a decimal",
         ),
-        (lambda d: d["data"][2]["pricing"].update(prompt="-0.1"), r"data\[2\].*non-negative"),
-        (lambda d: d["data"].append(dict(d["data"][0])), r"data\[7\].*listed twice"),
+        (lambda d: d["data"][3]["pricing"].update(prompt="-0.1"), r"data\[3\].*non-negative"),
+        (lambda d: d["data"].append(dict(d["data"][0])), r"data\[8\].*listed twice"),
     ],
 )
 def test_bad_price_file_names_the_field_and_keeps_old_prices(conn, tmp_path, mutate, message):
@@ -226,7 +226,7 @@ def test_catalog_command_with_a_bad_price_file_writes_nothing(db_path, tmp_path)
     load_prices(existing, DEFAULT_PRICES)
     existing.close()
     document = json.loads(DEFAULT_PRICES.read_text())
-    document["data"][3]["pricing"]["prompt"] = "free"
+    document["data"][4]["pricing"]["prompt"] = "free"
     bad = tmp_path / "models.json"
     bad.write_text(json.dumps(document))
     done = subprocess.run(
@@ -237,7 +237,7 @@ def test_catalog_command_with_a_bad_price_file_writes_nothing(db_path, tmp_path)
     )
     assert done.returncode == 2
     assert (
-        f"{bad}: data[3] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
+        f"{bad}: data[4] (google/gemini-3.1-pro).pricing.prompt: not a decimal price: 'free'" in done.stderr
     )
     counts = sqlite3_shell(
         db_path, "SELECT (SELECT count(*) FROM tools) AS tools, (SELECT count(*) FROM model_prices) AS prices"
@@ -288,73 +288,6 @@ def test_fts_query_quotes_every_term():
     assert fts_query([]) is None
 
 
-# -- ledger: caps and tokens ----------------------------------------------------------------
-
-
-def _invocation(conn, session="s1"):
-    return ledger.open_invocation(
-        conn,
-        session,
-        problem="p",
-        problem_type="code_bug",
-        classification="",
-        complexity="low",
-        panel=["m"],
-        judge="j",
-        context_tokens=1,
-        estimate=100,
-        worst_case=1_000,
-    )
-
-
-def test_reserve_enforces_call_and_money_caps(conn):
-    caps = ledger.Caps(max_invocations=2, max_micro_usd=2_500)
-    a, b, c = _invocation(conn), _invocation(conn), _invocation(conn)
-    assert ledger.reserve(conn, "s1", a, 1_000, caps) is None
-    assert ledger.reserve(conn, "s1", b, 1_000, caps) is None
-    assert "2 of 2 break-glass calls" in ledger.reserve(conn, "s1", c, 1_000, caps)
-    ledger.settle(conn, "s1", a, status="ok", reserved=1_000, actual=300)
-    usage = ledger.session_usage(conn, "s1")
-    assert usage.calls == 2 and usage.committed_micro == 1_300
-    money = ledger.Caps(max_invocations=10, max_micro_usd=2_500)
-    d = _invocation(conn)
-    assert "exceeds $0.00" in ledger.reserve(conn, "s1", d, 1_300, money)
-    e = _invocation(conn)
-    assert ledger.reserve(conn, "s1", e, 1_200, money) is None
-    kinds = [
-        r["kind"]
-        for r in query_dicts(conn, "SELECT kind FROM cost_ledger WHERE invocation_id = ? ORDER BY id", (a,))
-    ]
-    assert kinds == ["estimate", "reservation", "settlement", "release", "outcome"]
-
-
-def test_confirmation_token_is_one_time_and_bound(conn):
-    caps = ledger.Caps(10, 10_000_000)
-    first = _invocation(conn)
-    token = ledger.issue_token(conn, "s1", first, "b3:fp", 2_500_000, 30)
-    stored = conn.execute("SELECT token_hash FROM breakglass_tokens").fetchone()[0]
-    assert token not in stored and stored.startswith("b3:")
-    other = _invocation(conn)
-    assert "different request" in ledger.reserve(
-        conn, "s1", other, 10, caps, token=token, fingerprint="b3:x", estimate=2_500_000
-    )
-    higher = _invocation(conn)
-    assert "estimate rose" in ledger.reserve(
-        conn, "s1", higher, 10, caps, token=token, fingerprint="b3:fp", estimate=2_600_000
-    )
-    ok = _invocation(conn)
-    assert (
-        ledger.reserve(conn, "s1", ok, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000) is None
-    )
-    again = _invocation(conn)
-    assert "already used" in ledger.reserve(
-        conn, "s1", again, 10, caps, token=token, fingerprint="b3:fp", estimate=2_500_000
-    )
-    assert "not one this server issued" in ledger.reserve(
-        conn, "s1", _invocation(conn), 10, caps, token="bgc_forged", fingerprint="b3:fp", estimate=1
-    )
-
-
 # -- views and docs -------------------------------------------------------------------------
 
 BREAKGLASS_VIEWS = ("v_cost_per_session", "v_cost_per_day", "v_breakglass_recent")
@@ -366,43 +299,6 @@ def sqlite3_shell(db_path, sql):
     return json.loads(done.stdout or "[]")
 
 
-def test_views_read_by_the_system_sqlite3_shell(conn, db_path):
-    caps = ledger.Caps(10, 10_000_000)
-    settled, refused, running = _invocation(conn, "s9"), _invocation(conn, "s9"), _invocation(conn, "s9")
-    ledger.reserve(conn, "s9", settled, 1_000, caps)
-    ledger.settle(conn, "s9", settled, status="ok", reserved=1_000, actual=420, mode="fusion", diagnosis="d")
-    ledger.refuse(conn, "s9", refused, "estimate above budget")
-    ledger.reserve(conn, "s9", running, 1_000, caps)
-    session = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_session")
-    assert session == [
-        {
-            **session[0],
-            "session_id": "s9",
-            "invocations": 3,
-            "calls": 2,
-            "refusals": 1,
-            "estimated_micro_usd": 300,
-            "open_reserved_micro_usd": 1_000,
-            "spent_micro_usd": 420,
-            "spent_usd": "0.0004",
-        }
-    ]
-    day = sqlite3_shell(db_path, "SELECT * FROM v_cost_per_day")
-    assert day[0]["calls"] == 2 and day[0]["spent_micro_usd"] == 420
-    recent = sqlite3_shell(db_path, "SELECT id, status, mode, actual_usd, reason FROM v_breakglass_recent")
-    assert recent == [
-        {"id": running, "status": "started", "mode": None, "actual_usd": None, "reason": ""},
-        {
-            "id": refused,
-            "status": "refused",
-            "mode": None,
-            "actual_usd": None,
-            "reason": "estimate above budget",
-        },
-        {"id": settled, "status": "ok", "mode": "fusion", "actual_usd": "0.0004", "reason": ""},
-    ]
-
-
 def test_readme_documents_the_server_and_its_views():
     from router.paths import SCHEMA_FILE
     from tests.project import PROJECT_ROOT
@@ -412,5 +308,7 @@ def test_readme_documents_the_server_and_its_views():
     assert "context-router break-glass" in readme and "OPENROUTER_BASE_URL" in readme
     for view in BREAKGLASS_VIEWS:
         assert f"`{view}`" in readme and f"CREATE VIEW {view} AS" in schema
-    for option in ("--config", "--workspace", "--session"):
-        assert option in readme
+    for option in ("--config", "--workspace", "--session", "--session-max-usd", "--session-max-calls"):
+        assert f"`{option}" in readme
+    for option in ("--from FILE", "--fetch", "--as-of YYYY-MM-DD"):
+        assert f"`context-router prices {option}`" in readme or f"`{option}`" in readme

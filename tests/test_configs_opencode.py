@@ -16,6 +16,7 @@ from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_MATRIX
 from router.configs.companions import COMPANIONS
 from router.configs.generate import OPENCODE_FILE
 from router.configs.naming import router_entry_name
+from router.configs.opencode_config import BREAK_GLASS_ENTRY
 from router.configs.surface import SURFACE_BUDGET_TOKENS, offered_tools, visible_surface
 from router.facade.definitions import meta_tool_definitions
 from router.paths import CONFIGS_DIR, ROLES_DIR
@@ -143,7 +144,16 @@ def test_opencode_debug_config_exits_1_on_a_broken_copy(tmp_path, committed):
 
 def test_only_the_router_and_the_designs_companions_are_loaded(committed):
     routers = {router_entry_name(role): role for role in ROLE_MATRIX}
-    assert set(committed["mcp"]) == set(routers) | {c.name for c in COMPANIONS}
+    assert set(committed["mcp"]) == set(routers) | {c.name for c in COMPANIONS} | {BREAK_GLASS_ENTRY}
+    # break-glass: its own server, the key taken from OpenCode's environment, never written
+    assert committed["mcp"][BREAK_GLASS_ENTRY] == {
+        "type": "local",
+        "command": ["context-router", "break-glass"],
+        "environment": {"OPENROUTER_API_KEY": "{env:OPENROUTER_API_KEY}"},
+        "enabled": True,
+        "timeout": 30_000,
+    }
+    assert "sk-or-" not in json.dumps(committed)
     for name, role in routers.items():
         entry = committed["mcp"][name]
         assert entry["type"] == "local" and entry["enabled"] is True
@@ -211,5 +221,6 @@ def test_opencode_starts_and_connects_every_router_entry(tmp_path, committed):
     listing = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
     for role in ROLE_MATRIX:
         assert f"{router_entry_name(role)} connected" in listing, listing[-3000:]
+    assert f"{BREAK_GLASS_ENTRY} connected" in listing, listing[-3000:]
     for companion in COMPANIONS:
         assert f"{companion.name} disabled" in listing

@@ -12,10 +12,11 @@ from router.catalog.tool_schema import inspect_tool
 from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE, SEEDS_DIR
 
-# What the last version-1 and version-2 routers created; real old files, not hand-made
+# What the last version-1, -2 and -3 routers created; real old files, not hand-made
 # approximations.
 SCHEMA_V1 = Path(__file__).parent / "golden" / "schema_v1.sql"
 SCHEMA_V2 = Path(__file__).parent / "golden" / "schema_v2.sql"
+SCHEMA_V3 = Path(__file__).parent / "golden" / "schema_v3.sql"
 
 PROMISED_VIEWS = {
     "v_catalog_per_profile",
@@ -139,6 +140,75 @@ def make_v2_file(path, *, catalog_of=None) -> None:
     conn.close()
 
 
+OLD_BREAKGLASS_ROWS = (
+    "INSERT INTO breakglass_invocations(id, session_id, started_at, finished_at, problem,"
+    " problem_type, status, panel, judge, estimate_micro_usd, worst_case_micro_usd,"
+    " actual_micro_usd, diagnosis, pid) VALUES"
+    " (1, 's3', '2026-01-02T03:04:05.000Z', '2026-01-02T03:05:05.000Z',"
+    "  'break glass: simp loops on the zip lemma', 'lean_proof', 'ok', '[\"m\"]', 'j',"
+    "  100, 1000, 420, 'the simp set rewrites in a cycle', 7),"
+    " (2, 's3', '2026-01-02T03:06:00.000Z', NULL, 'break glass: a second problem',"
+    "  'code_bug', 'started', '[]', 'j', 100, 1000, NULL, '', 8);"
+    "INSERT INTO cost_ledger(at, session_id, invocation_id, kind, micro_usd, detail) VALUES"
+    " ('2026-01-02T03:04:05.000Z', 's3', 1, 'reservation', 1000, ''),"
+    " ('2026-01-02T03:05:05.000Z', 's3', 1, 'settlement', 420, ''),"
+    " ('2026-01-02T03:05:05.000Z', 's3', 1, 'release', 580, ''),"
+    " ('2026-01-02T03:06:00.000Z', 's3', 2, 'reservation', 1000, '');"
+    "INSERT INTO breakglass_tokens(token_hash, issued_for, fingerprint, estimate_micro_usd,"
+    " issued_at, expires_at, used_at, used_by) VALUES"
+    " ('b3:00', 1, 'b3:fp', 100, '2026-01-02T03:00:00.000Z', '2026-01-02T03:30:00.000Z',"
+    "  '2026-01-02T03:04:05.000Z', 1)"
+)
+
+
+def make_v3_file(path) -> None:
+    """A file as a version-3 router left it: the audit rows and break-glass rows, one call
+    settled and one whose process died holding its reservation."""
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(SCHEMA_V3.read_text(encoding="utf-8"))
+        conn.execute("PRAGMA user_version = 3")
+        conn.execute(OLD_AUDIT_ROWS)
+        conn.execute(OLD_BREAKGLASS_ROWS)
+    conn.close()
+
+
+def test_version_3_file_keeps_its_break_glass_rows_through_the_rebuild(db_path):
+    make_v3_file(db_path)
+    plain = apsw.Connection(str(db_path))
+    before = {
+        table: plain.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+        for table in ("breakglass_invocations", "cost_ledger", "breakglass_tokens")
+    }
+    plain.close()
+    conn = db.connect(db_path)
+    assert db.schema_version(conn) == db.SCHEMA_VERSION
+    # every old column keeps its value; the new ones come after, empty
+    invocations = conn.execute("SELECT * FROM breakglass_invocations ORDER BY id").fetchall()
+    assert [row[: len(before["breakglass_invocations"][0])] for row in invocations] == before[
+        "breakglass_invocations"
+    ]
+    assert conn.execute("SELECT * FROM cost_ledger ORDER BY id").fetchall() == before["cost_ledger"]
+    tokens = conn.execute("SELECT * FROM breakglass_tokens").fetchall()
+    assert [row[:-1] for row in tokens] == before["breakglass_tokens"] and tokens[0][-1] is None
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    # the foreign keys point at the rebuilt parent, under its own name
+    assert {row[2] for row in conn.execute("PRAGMA foreign_key_list(cost_ledger)")} == {
+        "breakglass_invocations"
+    }
+    # the FTS index over past problems still finds them, and follows new rows
+    assert conn.execute(
+        "SELECT rowid FROM breakglass_problems_fts WHERE breakglass_problems_fts MATCH 'zip'"
+    ).fetchall() == [(1,)]
+    # the call a dead version-3 process left 'started' has no lease: it reads as interrupted
+    assert conn.execute("SELECT id, status FROM v_breakglass_recent ORDER BY id").fetchall() == [
+        (1, "ok"),
+        (2, "interrupted"),
+    ]
+    conn.execute("UPDATE breakglass_invocations SET status = 'interrupted' WHERE id = 2")
+    conn.close()
+
+
 def seeded_file(path):
     """A current file with the project's seeds loaded."""
     conn = db.connect(path)
@@ -158,7 +228,7 @@ def audit_columns(conn) -> list[str]:
 def test_version_1_file_goes_through_2_and_3_and_keeps_its_rows(db_path):
     make_v1_file(db_path)
     conn = db.connect(db_path)
-    assert db.schema_version(conn) == db.SCHEMA_VERSION == 3
+    assert db.schema_version(conn) == db.SCHEMA_VERSION == 5
     assert "deadline_at" in audit_columns(conn)
     assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
     assert conn.execute("SELECT target, outcome, deadline_at FROM audit ORDER BY id").fetchall() == [
@@ -182,7 +252,7 @@ def test_version_2_file_gains_output_schema_and_title_and_keeps_its_rows(db_path
     assert len(tools_before) > 100
 
     conn = db.connect(db_path)
-    assert db.schema_version(conn) == 3
+    assert db.schema_version(conn) == db.SCHEMA_VERSION
     assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
     assert conn.execute(f"SELECT id, {V2_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall() == tools_before
     assert conn.execute(
@@ -246,19 +316,20 @@ def _shape(conn):
     )
 
 
-@pytest.mark.parametrize("make_old_file", [make_v1_file, make_v2_file])
+@pytest.mark.parametrize("make_old_file", [make_v1_file, make_v2_file, make_v3_file])
 def test_upgraded_file_has_the_same_tables_and_views_as_a_new_one(db_path, tmp_path, make_old_file):
     make_old_file(db_path)
     upgraded, fresh = db.connect(db_path), db.connect(tmp_path / "fresh.db")
     assert _shape(upgraded) == _shape(fresh)
 
 
-@pytest.mark.parametrize("make_old_file, version", [(make_v1_file, 1), (make_v2_file, 2)])
+@pytest.mark.parametrize("make_old_file, version", [(make_v1_file, 1), (make_v2_file, 2), (make_v3_file, 3)])
 def test_failed_upgrade_leaves_an_old_file_as_it_was(db_path, monkeypatch, tmp_path, make_old_file, version):
     """The upgrade steps run, then the schema script fails: the steps are rolled back too."""
     make_old_file(db_path)
     plain = apsw.Connection(str(db_path))
-    before = {table: columns(plain, table) for table in ("audit", "tools")}
+    tables = ("audit", "tools", "breakglass_invocations", "model_prices")
+    before = {table: columns(plain, table) for table in tables}
     plain.close()
     broken = tmp_path / "broken.sql"
     broken.write_text("THIS IS NOT SQL;\n")
@@ -267,8 +338,9 @@ def test_failed_upgrade_leaves_an_old_file_as_it_was(db_path, monkeypatch, tmp_p
         db.connect(db_path)
     plain = apsw.Connection(str(db_path))
     assert plain.execute("PRAGMA user_version").fetchone()[0] == version
-    assert {table: columns(plain, table) for table in ("audit", "tools")} == before
-    assert "title" not in before["tools"]
+    assert {table: columns(plain, table) for table in tables} == before
+    assert "lease_expires_at" not in before["breakglass_invocations"]
+    assert version == 3 or "title" not in before["tools"]
     assert plain.execute("SELECT count(*) FROM audit").fetchone()[0] == 2
 
 
@@ -281,7 +353,8 @@ def test_a_file_another_process_upgrades_meanwhile_is_not_upgraded_twice(db_path
     other = apsw.Connection(str(db_path))
     other.execute("BEGIN IMMEDIATE")
     for version in range(2, db.SCHEMA_VERSION + 1):
-        other.execute(db.UPGRADES[version])
+        if version in db.UPGRADES:  # sparse: a version may need nothing schema.sql cannot do
+            other.execute(db.UPGRADES[version])
     other.execute(SCHEMA_FILE.read_text(encoding="utf-8"))
     other.execute(f"PRAGMA user_version = {db.SCHEMA_VERSION}")
     waits = []

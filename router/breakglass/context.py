@@ -1,7 +1,9 @@
 """Context assembly: named files, the most relevant workspace files (bounded), AGENTS.md,
 a `lake build` log for Lean, and earlier break-glass calls on similar problems.
 
-Everything passes through the Redactor before it is put into a prompt. Nothing here writes.
+Which files may be sent at all is workspace.py's rule (credential and encrypted files never,
+git-ignored ones only when named); everything sent passes through the Redactor first.
+Nothing here writes.
 """
 
 import os
@@ -14,6 +16,7 @@ from pathlib import Path
 import apsw
 
 from router.breakglass.settings import ContextSettings
+from router.breakglass.workspace import WorkspacePolicy
 from router.db import query_dicts
 from router.errors import RouterError
 from router.fts import fts_or_query
@@ -36,10 +39,6 @@ SKIP_DIRS = {
     ".pytest_cache",
     ".tox",
 }
-# never offered from a workspace scan (a caller may still name one; it is then redacted)
-SECRET_FILE = re.compile(
-    r"(?i)(^\.env(\..*)?$|\.env$|\.pem$|\.key$|\.p12$|\.pfx$|^id_[a-z0-9]+$|credentials)"
-)
 STOPWORDS = {
     "break",
     "glass",
@@ -141,21 +140,29 @@ def _read_text(path: Path, limit: int) -> tuple[str, bool] | None:
     return data[:limit].decode("utf-8", errors="replace"), truncated
 
 
-def _scan_workspace(root: Path, terms: list[str], skip: set[Path], settings: ContextSettings):
+def _scan_workspace(
+    root: Path, terms: list[str], skip: set[Path], settings: ContextSettings, policy: WorkspacePolicy
+):
     """Score files by the problem's terms: 3 per term in the path, 1 per term in the text."""
     scored: list[tuple[int, str, Path]] = []
     scanned = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and not d.startswith(".") and not policy.ignored(here / d, is_dir=True)
+        )
         for filename in sorted(filenames):
             if scanned >= settings.max_scanned_files:
                 return sorted(scored, key=lambda s: (-s[0], s[1]))
-            path = Path(dirpath) / filename
+            path = here / filename
             if (
                 path.resolve() in skip
-                or SECRET_FILE.search(filename)
                 or filename == "AGENTS.md"
+                or path.is_symlink()
                 or not path.is_file()
+                or policy.not_picked(path)
             ):
                 continue
             try:
@@ -210,11 +217,15 @@ def assemble(
 ) -> AssembledContext:
     out = AssembledContext()
     root = workspace.resolve()
+    policy = WorkspacePolicy(root)
     named_paths = resolve_named(root, named)
     budget = settings.max_total_bytes
 
     def add(path: Path, reason: str) -> None:
         nonlocal budget
+        if (never := policy.never_sent(path)) is not None:
+            out.notes.append(f"{path.relative_to(root)} left out: {never}")
+            return
         if budget <= 0:
             out.notes.append(f"{path.relative_to(root)} left out: context size limit reached")
             return
@@ -231,7 +242,7 @@ def assemble(
         add(path, "named")
     if settings.max_workspace_files:
         terms = problem_terms(statement)
-        for score, _, path in _scan_workspace(root, terms, set(named_paths), settings)[
+        for score, _, path in _scan_workspace(root, terms, set(named_paths), settings, policy)[
             : settings.max_workspace_files
         ]:
             add(path, f"relevance {score}")

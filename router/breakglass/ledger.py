@@ -1,25 +1,27 @@
-"""Invocation rows, confirmation tokens and the cost ledger: every call, refusal and cent.
+"""Invocation rows, requests and the cost ledger: every call, refusal and cent.
 
 Every write is its own BEGIN IMMEDIATE transaction: it takes the write lock up front (waiting
 for it), so a reader's stale WAL snapshot can never turn into a busy error halfway through.
-The session caps are enforced by reserving the worst case *before* any provider call inside
-BEGIN IMMEDIATE: the write lock is taken before the caps are read, so two processes can never
-both see room for one more call. Settlement records the provider's actual cost and closes the
-reservation; what was reserved but not spent is released in the same transaction.
+The caps are enforced by reserving the worst case *before* any provider call inside BEGIN
+IMMEDIATE: the write lock is taken before the caps are read, so two processes can never both
+see room for one more call. Settlement records the provider's cost as reported (never
+clipped) and closes the reservation; what was reserved but not spent is released, and what
+was spent above it is an overrun that stops the session.
+
+Every write first resolves the calls whose process died (leases.py), so a dead call's
+reservation counts against its session only until the next write anywhere.
 """
 
 import json
 import os
-import secrets
-from dataclasses import dataclass
 
 import apsw
 
-from router.clock import utc_now_and_after, utc_now_iso
-from router.db import immediate, one_row, scalar
-from router.hashing import b3_hex
+from router.breakglass import caps as capsmod
+from router.breakglass import confirm_tokens, leases
+from router.clock import utc_now_iso
+from router.db import immediate, scalar
 
-TOKEN_PREFIX = "bgc_"
 # Several break-glass processes may share one session and one file. Ledger transactions are a
 # few statements long, so waiting for the lock is always better than failing a paid call;
 # the connection default (apsw best practice, 100 ms) is too short under parallel callers.
@@ -27,57 +29,34 @@ BUSY_TIMEOUT_MS = 10_000
 
 INSERT_INVOCATION = """
 INSERT INTO breakglass_invocations (session_id, started_at, problem, problem_type, classification,
-    complexity, status, panel, judge, context_tokens, estimate_micro_usd, worst_case_micro_usd, pid)
+    complexity, status, panel, judge, context_tokens, estimate_micro_usd, worst_case_micro_usd, pid,
+    host, lease_expires_at, output_cap_tokens)
 VALUES (:session_id, :at, :problem, :problem_type, :classification, :complexity, 'started',
-    :panel, :judge, :context_tokens, :estimate, :worst_case, :pid)
+    :panel, :judge, :context_tokens, :estimate, :worst_case, :pid, :host, :lease, :output_cap)
 RETURNING id
 """
 FINISH_INVOCATION = """
 UPDATE breakglass_invocations
-SET status = :status, reason = :reason, finished_at = :at,
+SET status = :status, reason = :reason, finished_at = :at, lease_expires_at = NULL,
     mode = coalesce(:mode, mode), actual_micro_usd = coalesce(:actual, actual_micro_usd),
     diagnosis = coalesce(:diagnosis, diagnosis)
 WHERE id = :id
 """
-MARK_INVOCATION = "UPDATE breakglass_invocations SET status = :status, reason = :reason WHERE id = :id"
+STATUS_OF = "SELECT status FROM breakglass_invocations WHERE id = :id"
 INSERT_LEDGER = """
 INSERT INTO cost_ledger (at, session_id, invocation_id, kind, micro_usd, detail)
 VALUES (:at, :session_id, :invocation_id, :kind, :micro_usd, :detail)
 """
-# calls: every reservation ever taken in the session (each may have cost money);
-# committed: what was settled plus the worst cases still reserved by unsettled calls
-SESSION_USAGE = """
-SELECT
-  (SELECT count(*) FROM cost_ledger WHERE session_id = :session_id AND kind = 'reservation'),
-  (SELECT coalesce(sum(micro_usd), 0) FROM cost_ledger
-    WHERE session_id = :session_id AND kind = 'settlement')
-  + (SELECT coalesce(sum(r.micro_usd), 0) FROM cost_ledger r
-      WHERE r.session_id = :session_id AND r.kind = 'reservation'
-        AND NOT EXISTS (SELECT 1 FROM cost_ledger s
-                        WHERE s.invocation_id = r.invocation_id AND s.kind = 'settlement'))
+INSERT_REQUEST = """
+INSERT INTO breakglass_requests (invocation_id, what, sent_at, worst_micro_usd)
+VALUES (:invocation_id, :what, :at, :worst) RETURNING id
 """
-INSERT_TOKEN = """
-INSERT INTO breakglass_tokens (token_hash, issued_for, fingerprint, estimate_micro_usd, issued_at,
-                               expires_at)
-VALUES (:token_hash, :issued_for, :fingerprint, :estimate, :at, :expires_at)
+ANSWER_REQUEST = """
+UPDATE breakglass_requests SET generation_id = :generation_id, cost_micro_usd = :cost, finished_at = :at
+WHERE id = :id
 """
-SELECT_TOKEN = """
-SELECT fingerprint, estimate_micro_usd, expires_at, used_at, issued_for
-FROM breakglass_tokens WHERE token_hash = :token_hash
-"""
-USE_TOKEN = "UPDATE breakglass_tokens SET used_at = :at, used_by = :used_by WHERE token_hash = :token_hash"
-
-
-@dataclass(frozen=True)
-class Caps:
-    max_invocations: int
-    max_micro_usd: int
-
-
-@dataclass(frozen=True)
-class SessionUsage:
-    calls: int
-    committed_micro: int
+SETTLED_AT = "SELECT micro_usd FROM cost_ledger WHERE invocation_id = :id AND kind = 'settlement'"
+LEASE_LOST = "lease lost: resolved as interrupted by another process"
 
 
 def prepare_connection(conn: apsw.Connection) -> apsw.Connection:
@@ -99,24 +78,83 @@ def _row(conn, session_id: str, invocation_id: int, kind: str, micro_usd: int = 
     )
 
 
-def session_usage(conn: apsw.Connection, session_id: str) -> SessionUsage:
-    calls, committed = one_row(conn, SESSION_USAGE, {"session_id": session_id})
-    return SessionUsage(calls, committed)
+def _finish(conn, invocation_id: int, status: str, reason: str, **columns) -> None:
+    conn.execute(
+        FINISH_INVOCATION,
+        {
+            "status": status,
+            "reason": reason,
+            "at": utc_now_iso(),
+            "mode": columns.get("mode"),
+            "actual": columns.get("actual"),
+            "diagnosis": columns.get("diagnosis"),
+            "id": invocation_id,
+        },
+    )
 
 
-def cap_refusal(usage: SessionUsage, worst_case_micro: int, caps: Caps, session_id: str) -> str | None:
-    if usage.calls >= caps.max_invocations:
-        return (
-            f"session cap reached: {usage.calls} of {caps.max_invocations} break-glass calls "
-            f"already made in session {session_id}"
+def _settle_rows(
+    conn, session_id: str, invocation_id: int, status: str, reserved: int, actual: int, reason: str, **columns
+) -> None:
+    _row(conn, session_id, invocation_id, "settlement", actual, "provider usage.cost, as reported")
+    if reserved > actual:
+        _row(conn, session_id, invocation_id, "release", reserved - actual, "reserved but not spent")
+    elif actual > reserved:
+        _row(
+            conn,
+            session_id,
+            invocation_id,
+            "overrun",
+            actual - reserved,
+            f"charged ${actual / 1e6:.6f}, above the ${reserved / 1e6:.6f} reserved: session stopped",
         )
-    if usage.committed_micro + worst_case_micro > caps.max_micro_usd:
-        return (
-            f"session cap reached: ${usage.committed_micro / 1e6:.4f} spent or reserved in session "
-            f"{session_id} + worst case ${worst_case_micro / 1e6:.4f} exceeds "
-            f"${caps.max_micro_usd / 1e6:.2f}"
-        )
-    return None
+    _row(conn, session_id, invocation_id, "outcome", 0, f"{status}: {reason}"[:500])
+    _finish(conn, invocation_id, status, reason, actual=actual, **columns)
+
+
+def _resolve_dead(conn, looked_up: dict[str, int]) -> None:
+    """Settle every dead call; the caller holds the write lock."""
+    for call in leases.dead_calls(conn):
+        who = f"process {call.pid} on {call.host or 'an unknown host'}"
+        if call.reserved is None:
+            reason = f"interrupted: {who} ended before anything was reserved ({call.why})"
+            _row(conn, call.session_id, call.invocation_id, "outcome", 0, reason)
+            _finish(conn, call.invocation_id, "interrupted", reason)
+            continue
+        sent = leases.sent_requests(conn, call.invocation_id)
+        spent, counted = 0, {"reported": 0, "looked up": 0, "worst case": 0}
+        for request in sent:
+            if request.cost is not None:
+                spent += request.cost
+                counted["reported"] += 1
+            elif request.generation_id in looked_up:
+                cost = looked_up[request.generation_id]
+                conn.execute(
+                    ANSWER_REQUEST,
+                    {
+                        "generation_id": request.generation_id,
+                        "cost": cost,
+                        "at": utc_now_iso(),
+                        "id": request.id,
+                    },
+                )
+                spent += cost
+                counted["looked up"] += 1
+            else:
+                spent += request.worst
+                counted["worst case"] += 1
+        if sent:
+            how = ", ".join(f"{n} {kind}" for kind, n in counted.items() if n)
+            reason = f"interrupted: {who} died mid-call ({call.why}); {len(sent)} requests sent, cost {how}"
+        else:
+            reason = f"interrupted: {who} died before anything was sent ({call.why}); reservation released"
+        _settle_rows(conn, call.session_id, call.invocation_id, "interrupted", call.reserved, spent, reason)
+
+
+def resolve_dead(conn: apsw.Connection, looked_up: dict[str, int] | None = None) -> None:
+    """Settle the calls whose process died, with the generation costs looked up meanwhile."""
+    with immediate(conn):
+        _resolve_dead(conn, looked_up or {})
 
 
 def open_invocation(
@@ -132,9 +170,12 @@ def open_invocation(
     context_tokens: int | None,
     estimate: int | None,
     worst_case: int | None,
+    output_cap: int | None = None,
+    lease_seconds: float = 30.0,
 ) -> int:
-    """The invocation row and, when there is one, its estimate row, in one transaction."""
+    """The invocation row (holding a lease) and, when there is one, its estimate row."""
     with immediate(conn):
+        _resolve_dead(conn, {})
         invocation_id: int = scalar(
             conn,
             INSERT_INVOCATION,
@@ -151,6 +192,9 @@ def open_invocation(
                 "estimate": estimate,
                 "worst_case": worst_case,
                 "pid": os.getpid(),
+                "host": leases.HOST,
+                "lease": leases.lease_expiry(lease_seconds),
+                "output_cap": output_cap,
             },
         )
         if estimate is not None:
@@ -169,19 +213,9 @@ def refuse(
     conn: apsw.Connection, session_id: str, invocation_id: int, reason: str, status: str = "refused"
 ) -> None:
     with immediate(conn):
+        _resolve_dead(conn, {})
         _row(conn, session_id, invocation_id, "refusal", 0, reason)
-        conn.execute(
-            FINISH_INVOCATION,
-            {
-                "status": status,
-                "reason": reason,
-                "at": utc_now_iso(),
-                "mode": None,
-                "actual": None,
-                "diagnosis": None,
-                "id": invocation_id,
-            },
-        )
+        _finish(conn, invocation_id, status, reason)
 
 
 def record_confirmation(conn: apsw.Connection, session_id: str, invocation_id: int, detail: str) -> None:
@@ -195,59 +229,21 @@ def issue_token(
     invocation_id: int,
     fingerprint: str,
     estimate: int,
+    worst_case: int,
     minutes: float,
 ) -> str:
     """A one-time token for a person's confirmation; only its hash is stored."""
-    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
-    issued_at, expires = utc_now_and_after(minutes * 60)
-    reason = f"estimate ${estimate / 1e6:.4f} needs a person's confirmation; token issued"
+    reason = (
+        f"worst case ${worst_case / 1e6:.4f} (expected ${estimate / 1e6:.4f}) needs a person's "
+        "confirmation; token issued"
+    )
     with immediate(conn):
-        conn.execute(
-            INSERT_TOKEN,
-            {
-                "token_hash": b3_hex(token.encode()),
-                "issued_for": invocation_id,
-                "fingerprint": fingerprint,
-                "estimate": estimate,
-                "at": issued_at,
-                "expires_at": expires,
-            },
+        token, expires = confirm_tokens.insert(
+            conn, invocation_id, fingerprint, estimate, worst_case, minutes
         )
         _row(conn, session_id, invocation_id, "confirmation", 0, f"token issued, expires {expires}")
-        conn.execute(
-            FINISH_INVOCATION,
-            {
-                "status": "needs_confirmation",
-                "reason": reason,
-                "at": utc_now_iso(),
-                "mode": None,
-                "actual": None,
-                "diagnosis": None,
-                "id": invocation_id,
-            },
-        )
+        _finish(conn, invocation_id, "needs_confirmation", reason)
     return token
-
-
-def _token_problem(conn, token: str, fingerprint: str, estimate: int) -> str | None:
-    row = conn.execute(SELECT_TOKEN, {"token_hash": b3_hex(token.encode())}).fetchone()
-    if row is None:
-        return "confirmation_token is not one this server issued"
-    token_fingerprint, confirmed_estimate, expires_at, used_at, _ = row
-    if used_at is not None:
-        return f"confirmation_token was already used at {used_at}; each token works once"
-    if expires_at < utc_now_iso():
-        return f"confirmation_token expired at {expires_at}; call again without it for a new one"
-    if token_fingerprint != fingerprint:
-        return (
-            "confirmation_token was issued for a different request (problem, type, files or budget changed)"
-        )
-    if estimate > confirmed_estimate:
-        return (
-            f"the estimate rose from ${confirmed_estimate / 1e6:.4f} (confirmed) to "
-            f"${estimate / 1e6:.4f}; call again without the token to confirm the new estimate"
-        )
-    return None
 
 
 def reserve(
@@ -255,45 +251,60 @@ def reserve(
     session_id: str,
     invocation_id: int,
     worst_case: int,
-    caps: Caps,
+    caps: capsmod.Caps,
     *,
     token: str | None = None,
     fingerprint: str = "",
-    estimate: int = 0,
 ) -> str | None:
     """Reserve the worst case, or refuse. Returns None when reserved, else the refusal (recorded).
 
-    Caps, the token's one use and the reservation are one BEGIN IMMEDIATE transaction.
+    Dead calls' resolution, the caps, the token's one use and the reservation are one
+    BEGIN IMMEDIATE transaction.
     """
     with immediate(conn):
+        _resolve_dead(conn, {})
         refusal = None
         if token is not None:
-            refusal = _token_problem(conn, token, fingerprint, estimate)
+            refusal = confirm_tokens.problem(conn, token, fingerprint, worst_case)
         if refusal is None:
-            refusal = cap_refusal(session_usage(conn, session_id), worst_case, caps, session_id)
+            refusal = capsmod.cap_refusal(capsmod.usage(conn, session_id), worst_case, caps)
         if refusal is not None:
             _row(conn, session_id, invocation_id, "refusal", 0, refusal)
-            conn.execute(
-                FINISH_INVOCATION,
-                {
-                    "status": "refused",
-                    "reason": refusal,
-                    "at": utc_now_iso(),
-                    "mode": None,
-                    "actual": None,
-                    "diagnosis": None,
-                    "id": invocation_id,
-                },
-            )
+            _finish(conn, invocation_id, "refused", refusal)
             return refusal
         if token is not None:
-            conn.execute(
-                USE_TOKEN,
-                {"at": utc_now_iso(), "used_by": invocation_id, "token_hash": b3_hex(token.encode())},
-            )
+            confirm_tokens.use(conn, token, invocation_id)
             _row(conn, session_id, invocation_id, "confirmation", 0, "confirmed by one-time token")
         _row(conn, session_id, invocation_id, "reservation", worst_case, "worst case reserved")
     return None
+
+
+def request_sent(conn: apsw.Connection, invocation_id: int, what: str, worst: int) -> int:
+    """A request about to be sent (written first: a process that dies after this may have been
+    billed for it). Its id names it to request_answered."""
+    with immediate(conn):
+        request_id: int = scalar(
+            conn,
+            INSERT_REQUEST,
+            {"invocation_id": invocation_id, "what": what, "at": utc_now_iso(), "worst": worst},
+        )
+    return request_id
+
+
+def request_answered(
+    conn: apsw.Connection, request_id: int, generation_id: str | None, cost: int | None
+) -> None:
+    with immediate(conn):
+        conn.execute(
+            ANSWER_REQUEST,
+            {"generation_id": generation_id, "cost": cost, "at": utc_now_iso(), "id": request_id},
+        )
+
+
+def renew_lease(conn: apsw.Connection, invocation_id: int, seconds: float) -> None:
+    with immediate(conn):
+        _resolve_dead(conn, {})
+        leases.renew(conn, invocation_id, seconds)
 
 
 def settle(
@@ -307,22 +318,35 @@ def settle(
     reason: str = "",
     mode: str | None = None,
     diagnosis: str | None = None,
+    overrun: str | None = None,
 ) -> None:
-    """Close the reservation with the actual cost; release the rest; record the outcome."""
+    """Close the reservation with the actual cost; release the rest; record the outcome.
+
+    `overrun` names a call charged above its own worst case: recorded as an overrun even when
+    the run as a whole stayed within its reservation, since the prices no longer hold.
+    """
     with immediate(conn):
-        _row(conn, session_id, invocation_id, "settlement", actual, "provider usage.cost")
-        if reserved > actual:
-            _row(conn, session_id, invocation_id, "release", reserved - actual, "reserved but not spent")
-        _row(conn, session_id, invocation_id, "outcome", 0, f"{status}: {reason}"[:500])
-        conn.execute(
-            FINISH_INVOCATION,
-            {
-                "status": status,
-                "reason": reason,
-                "at": utc_now_iso(),
-                "mode": mode,
-                "actual": actual,
-                "diagnosis": diagnosis,
-                "id": invocation_id,
-            },
+        _resolve_dead(conn, {})
+        if scalar(conn, STATUS_OF, {"id": invocation_id}) != "started":
+            # another process resolved this call as interrupted while its lease had lapsed
+            # (a suspended machine): what it settled stands, and any more is an overrun
+            row = conn.execute(SETTLED_AT, {"id": invocation_id}).fetchone()
+            settled = row[0] if row is not None else 0
+            _row(
+                conn,
+                session_id,
+                invocation_id,
+                "outcome",
+                0,
+                f"late {status} after {LEASE_LOST}: {reason}"[:500],
+            )
+            if actual > settled:
+                _row(
+                    conn, session_id, invocation_id, "overrun", actual - settled, f"late answer: {LEASE_LOST}"
+                )
+            return
+        _settle_rows(
+            conn, session_id, invocation_id, status, reserved, actual, reason, mode=mode, diagnosis=diagnosis
         )
+        if overrun is not None and actual <= reserved:
+            _row(conn, session_id, invocation_id, "overrun", 0, f"{overrun}: session stopped")

@@ -1,8 +1,10 @@
-"""The only HTTP code: OpenRouter's chat completions endpoint, over httpx.
+"""The only HTTP code: OpenRouter's endpoints, over httpx.
 
-`POST {base}/api/v1/chat/completions`, key from OPENROUTER_API_KEY (environment only, never
-logged). A 429 with a short Retry-After is retried once; everything else that goes wrong
-becomes a ProviderError whose kind the panel logic decides on.
+`POST {base}/api/v1/chat/completions` for the panel, `GET {base}/api/v1/generation?id=` for
+the real cost of a generation whose caller died, `GET {base}/api/v1/models` for prices. The
+key comes from OPENROUTER_API_KEY (environment only, never logged or stored). A 429 with a
+short Retry-After is retried once; everything else that goes wrong becomes a ProviderError
+whose kind the panel logic decides on.
 """
 
 import json
@@ -19,6 +21,10 @@ BASE_URL_ENV = "OPENROUTER_BASE_URL"
 API_KEY_ENV = "OPENROUTER_API_KEY"
 DEFAULT_BASE_URL = "https://openrouter.ai"
 COMPLETIONS_PATH = "/api/v1/chat/completions"
+GENERATION_PATH = "/api/v1/generation"
+MODELS_PATH = "/api/v1/models"
+# a lookup or a price fetch is a few hundred bytes to a few hundred kilobytes
+LOOKUP_TIMEOUT_SECONDS = 15.0
 
 
 class MissingKeyError(RouterError):
@@ -42,10 +48,14 @@ class ProviderError(Exception):
 class Completion:
     model: str
     content: str
-    # None when the response carried no usage.cost
+    # None when the response carried no usable usage.cost (then counted at the worst case)
     cost_micro: int | None
     prompt_tokens: int | None
     completion_tokens: int | None
+    # OpenRouter's generation id ('gen-...'), by which its cost can be looked up later
+    generation_id: str | None = None
+    # why cost_micro is None although usage.cost was there ("abc", -1, ...)
+    cost_problem: str | None = None
 
 
 def base_url() -> str:
@@ -101,14 +111,22 @@ def parse_completion(response: httpx.Response) -> Completion:
             f"response lacks choices[0].message.content: {exc}",
             charged_unknown="usage" not in body if isinstance(body, dict) else True,
         ) from exc
-    usage = body.get("usage") or {}
-    cost = usage.get("cost")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    cost_micro, problem = None, None
+    if "cost" in usage:
+        try:
+            cost_micro = usd_text_to_micro_ceil(usage["cost"])
+        except ValueError:
+            problem = f"usage.cost {str(usage['cost'])[:40]!r} is not a cost"
+    generation_id = body.get("id")
     return Completion(
         model=str(body.get("model", "")),
         content=content,
-        cost_micro=usd_text_to_micro_ceil(cost) if isinstance(cost, (int, float, str)) else None,
+        cost_micro=cost_micro,
         prompt_tokens=usage.get("prompt_tokens"),
         completion_tokens=usage.get("completion_tokens"),
+        generation_id=generation_id if isinstance(generation_id, str) and generation_id else None,
+        cost_problem=problem,
     )
 
 
@@ -146,3 +164,50 @@ async def chat(
             raise ProviderError("upstream", message)
         raise ProviderError("http", message)
     raise AssertionError("unreachable")
+
+
+async def generation_cost(client: httpx.AsyncClient, generation_id: str, key: str) -> int | None:
+    """The cost OpenRouter billed for a generation (data.total_cost), in micro-dollars; None
+    when it cannot be known now (not found yet, an error, no usable number)."""
+    try:
+        response = await client.get(
+            base_url() + GENERATION_PATH,
+            params={"id": generation_id},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=LOOKUP_TIMEOUT_SECONDS,
+        )
+        if response.status_code != 200:
+            return None
+        data = response.json().get("data")
+        return usd_text_to_micro_ceil(data["total_cost"])
+    except (httpx.HTTPError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+async def generation_costs(generation_ids: list[str], key: str) -> dict[str, int]:
+    """Every lookup that answered; the others stay unknown (their requests count at worst)."""
+    found: dict[str, int] = {}
+    if not generation_ids:
+        return found
+    async with httpx.AsyncClient() as client:
+        for generation_id in generation_ids:
+            cost = await generation_cost(client, generation_id, key)
+            if cost is not None:
+                found[generation_id] = cost
+    return found
+
+
+def fetch_models(key: str | None = None) -> dict:
+    """GET /api/v1/models (public; the key is sent when there is one)."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    url = base_url() + MODELS_PATH
+    try:
+        response = httpx.get(url, headers=headers, timeout=LOOKUP_TIMEOUT_SECONDS)
+    except httpx.HTTPError as exc:
+        raise ProviderError("upstream", f"GET {url}: {type(exc).__name__}: {exc}") from exc
+    if response.status_code != 200:
+        raise ProviderError("http", f"GET {url}: HTTP {response.status_code}: {_error_text(response)}")
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ProviderError("malformed", f"GET {url}: the response is not JSON") from exc

@@ -48,13 +48,21 @@ class CostReport(BaseModel):
     over_threshold: bool = Field(
         description="estimate above the type's threshold (allowed up to the escalation multiple)"
     )
+    # max_tokens of every model call: the config's cap, or lower to fit a budget or cap
+    max_tokens: int | None = None
+    over_worst_case: bool = Field(
+        False, description="the provider charged more than the worst case reserved; the session stops"
+    )
+
+
+Status = Literal["ok", "failed", "needs_confirmation"]
 
 
 class BreakGlassResult(BaseModel):
     """The tool's result. status 'needs_confirmation' carries a one-time token; 'failed' says
     why in `message` and what was spent in `cost`."""
 
-    status: Literal["ok", "failed", "needs_confirmation"]
+    status: Status
     invocation_id: int
     message: str
     problem_type: str
@@ -72,6 +80,8 @@ class BreakGlassResult(BaseModel):
     context_files: list[str] = []
     context_notes: list[str] = []
     secrets_removed: dict[str, int] = {}
+    # what the caller should know: a lowered max_tokens, prices older than max_price_age_days
+    warnings: list[str] = []
 
 
 def usd(micro: int | None) -> str | None:

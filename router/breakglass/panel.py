@@ -2,13 +2,16 @@
 then a judge), with the judge's answer validated and a malformed one retried once.
 
 Spending is tracked call by call against the reservation: an attempt that could push the
-spend past what was reserved is not started, and a call that may have been billed without
-reporting usage is counted at its worst case.
+spend past what was reserved is not started; a call that may have been billed without
+reporting a usable cost is counted at its worst case; a call charged above its worst case
+is counted as charged and stops the run. Every request is recorded before it is sent, so a
+process that dies mid-call leaves what it may have been billed for.
 """
 
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 import anyio
 import httpx
@@ -27,6 +30,22 @@ FINAL_KINDS = {"payment", "rate_limited"}
 Progress = Callable[[str, str], Awaitable[None]]
 
 
+class Recorder(Protocol):
+    """Where each request is written down: before it is sent, and when it answers."""
+
+    def sent(self, what: str, worst: int) -> int: ...
+
+    def answered(self, request_id: int, generation_id: str | None, cost: int | None) -> None: ...
+
+
+class NoRecorder:
+    def sent(self, what: str, worst: int) -> int:
+        return 0
+
+    def answered(self, request_id: int, generation_id: str | None, cost: int | None) -> None:
+        pass
+
+
 @dataclass(frozen=True)
 class RunPlan:
     panel: list[str]
@@ -41,11 +60,14 @@ class RunPlan:
     app_title: str
     timeout_seconds: float
     max_retry_after: float
+    # provider.max_price per route: 'fusion', 'judge', or a panel model
+    max_prices: dict[str, dict] = field(default_factory=dict)
+    recorder: Recorder = field(default_factory=NoRecorder)
 
 
 @dataclass
 class RunResult:
-    status: str  # 'ok' | 'failed'
+    status: Literal["ok", "failed"]
     mode: str | None
     spent_micro: int
     message: str
@@ -58,17 +80,25 @@ class _Budget:
         self.plan = plan
         self.spent = 0
         self.events: list[str] = []
+        # the first call charged above its own worst case: the run stops, the session too
+        self.overrun: str | None = None
 
     def fits(self, worst: int) -> bool:
-        return self.spent + worst <= self.plan.reserved_micro
+        return self.overrun is None and self.spent + worst <= self.plan.reserved_micro
 
     def charge(self, completion: Completion | None, worst: int, what: str) -> None:
         if completion is not None and completion.cost_micro is not None:
-            self.spent += completion.cost_micro
-            self.events.append(f"{what}: ${completion.cost_micro / 1e6:.6f}")
+            cost = completion.cost_micro
+            self.spent += cost  # as reported, never clipped
+            self.events.append(f"{what}: ${cost / 1e6:.6f}")
+            if cost > worst and self.overrun is None:
+                self.overrun = (
+                    f"{what} was charged ${cost / 1e6:.6f}, above its worst case ${worst / 1e6:.6f}"
+                )
         else:
             self.spent += worst
-            self.events.append(f"{what}: cost not reported, counted at worst case ${worst / 1e6:.6f}")
+            why = completion.cost_problem if completion and completion.cost_problem else "cost not reported"
+            self.events.append(f"{what}: {why}, counted at worst case ${worst / 1e6:.6f}")
 
 
 def parse_answer(content: str) -> PanelAnswer:
@@ -84,7 +114,14 @@ def fusion_body(plan: RunPlan) -> dict:
         "response_format": prompt.answer_response_format(answer_json_schema()),
         "max_tokens": plan.output_cap,
         "usage": {"include": True},
+        **_ceiling(plan, "fusion"),
     }
+
+
+def _ceiling(plan: RunPlan, route: str) -> dict:
+    """Ask OpenRouter to hold the line too: no provider above the prices the estimate used."""
+    price = plan.max_prices.get(route)
+    return {"provider": {"max_price": price}} if price else {}
 
 
 def judge_body(plan: RunPlan, analyses: dict[str, str]) -> dict:
@@ -94,6 +131,7 @@ def judge_body(plan: RunPlan, analyses: dict[str, str]) -> dict:
         "response_format": prompt.answer_response_format(answer_json_schema()),
         "max_tokens": plan.output_cap,
         "usage": {"include": True},
+        **_ceiling(plan, "judge"),
     }
 
 
@@ -103,18 +141,31 @@ def member_body(plan: RunPlan, model: str) -> dict:
         "messages": prompt.panel_messages(plan.user_message),
         "max_tokens": plan.output_cap,
         "usage": {"include": True},
+        **_ceiling(plan, model),
     }
 
 
-async def _call(client: httpx.AsyncClient, plan: RunPlan, body: dict) -> Completion:
-    return await openrouter.chat(
-        client,
-        body,
-        key=plan.key,
-        app_url=plan.app_url,
-        app_title=plan.app_title,
-        max_retry_after=plan.max_retry_after,
-    )
+async def _call(client: httpx.AsyncClient, plan: RunPlan, body: dict, what: str, worst: int) -> Completion:
+    request_id = plan.recorder.sent(what, worst)
+    try:
+        completion = await openrouter.chat(
+            client,
+            body,
+            key=plan.key,
+            app_url=plan.app_url,
+            app_title=plan.app_title,
+            max_retry_after=plan.max_retry_after,
+        )
+    except ProviderError as exc:
+        # refused outright: nothing billed; otherwise unknown, counted at worst if the caller dies
+        plan.recorder.answered(request_id, None, None if exc.charged_unknown else 0)
+        raise
+    plan.recorder.answered(request_id, completion.generation_id, completion.cost_micro)
+    return completion
+
+
+def _stopped(budget: _Budget, mode: str) -> RunResult:
+    return RunResult("failed", mode, budget.spent, f"stopped: {budget.overrun}", events=budget.events)
 
 
 def _no_room(budget: _Budget, what: str) -> RunResult:
@@ -137,7 +188,7 @@ async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
             "panel", f"Fusion: panel {', '.join(plan.panel)} with judge {plan.judge} (attempt {attempt})"
         )
         try:
-            completion = await _call(client, plan, fusion_body(plan))
+            completion = await _call(client, plan, fusion_body(plan), f"fusion attempt {attempt}", worst)
         except ProviderError as exc:
             if exc.charged_unknown:
                 budget.charge(None, worst, f"fusion attempt {attempt} ({exc.kind})")
@@ -152,6 +203,8 @@ async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
             budget.events.append(f"fusion attempt {attempt} failed: {exc}")
             return exc
         budget.charge(completion, worst, f"fusion attempt {attempt}")
+        if budget.overrun:
+            return _stopped(budget, "fusion")
         await progress("judge", "validating the judge's answer")
         try:
             return RunResult(
@@ -185,7 +238,9 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
 
     async def ask(model: str) -> None:
         try:
-            completion = await _call(client, plan, member_body(plan, model))
+            completion = await _call(
+                client, plan, member_body(plan, model), f"panel {model}", worst_calls[f"panel:{model}"]
+            )
         except ProviderError as exc:
             failures[model] = exc
             if exc.charged_unknown:
@@ -199,6 +254,8 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
             group.start_soon(ask, model)
     for model, exc in failures.items():
         budget.events.append(f"panel {model} failed: {exc}")
+    if budget.overrun:
+        return _stopped(budget, "fanout")
     if not analyses:
         reasons = "; ".join(f"{m}: {e}" for m, e in failures.items())
         return RunResult(
@@ -209,7 +266,9 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
             return _no_room(budget, "the judge call")
         await progress("judge", f"judge {plan.judge} weighing {len(analyses)} analyses (attempt {attempt})")
         try:
-            completion = await _call(client, plan, judge_body(plan, analyses))
+            completion = await _call(
+                client, plan, judge_body(plan, analyses), f"judge attempt {attempt}", judge_worst
+            )
         except ProviderError as exc:
             if exc.charged_unknown:
                 budget.charge(None, judge_worst, f"judge attempt {attempt} ({exc.kind})")
@@ -217,6 +276,8 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
                 "failed", "fanout", budget.spent, f"the judge call failed: {exc}", events=budget.events
             )
         budget.charge(completion, judge_worst, f"judge attempt {attempt}")
+        if budget.overrun:
+            return _stopped(budget, "fanout")
         try:
             return RunResult(
                 "ok",

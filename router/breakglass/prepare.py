@@ -1,6 +1,13 @@
 """Everything decided before money is at stake: the gate, classification, context, the
-estimate and the cost gate's refusals. Side-effect free (it may run once per MCP input round);
-the tool body records what it decided."""
+estimate and the cost gate. Side-effect free (it may run once per MCP input round); the tool
+body records what it decided.
+
+The cost gate: the worst case (every answer at max_tokens, × the attempts reserved) must fit
+the call's budget and the room the session and day caps leave. When it does not, max_tokens
+is lowered to fit if that still leaves min_output_tokens for an answer (the result says so);
+otherwise the call is refused with the numbers. A person confirms above confirm_above_usd of
+worst case.
+"""
 
 import math
 from dataclasses import dataclass, field
@@ -8,12 +15,13 @@ from pathlib import Path
 
 import apsw
 
+from router.breakglass import caps as capsmod
 from router.breakglass import classify as classifier
 from router.breakglass import context as ctxmod
 from router.breakglass import prompt
 from router.breakglass.gate import EarlierTiers, gate_refusal, problem_statement
-from router.breakglass.ledger import Caps, cap_refusal, session_usage
-from router.breakglass.pricing import Estimate, PriceError, estimate_run, read_prices
+from router.breakglass.prices import PriceError, read_prices
+from router.breakglass.pricing import Estimate, estimate_run, largest_cap_within, max_price, stale_prices
 from router.breakglass.settings import Settings, usd_to_micro
 from router.hashing import content_hash
 from router.redact import Redactor
@@ -38,6 +46,10 @@ class Prepared:
     needs_confirmation: bool = False
     fingerprint: str = ""
     secrets_removed: dict[str, int] = field(default_factory=dict)
+    # what the result must tell the caller: a lowered max_tokens, stale prices
+    warnings: list[str] = field(default_factory=list)
+    # provider.max_price per route ('fusion', 'judge', a panel model)
+    max_prices: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,8 +61,67 @@ class Request:
     earlier_tiers: EarlierTiers | None
 
 
-def session_caps(settings: Settings) -> Caps:
-    return Caps(settings.cost.session_max_invocations, usd_to_micro(settings.cost.session_max_usd))
+def caps_of(settings: Settings) -> capsmod.Caps:
+    cost = settings.cost
+    return capsmod.Caps(
+        session_max_invocations=cost.session_max_invocations,
+        session_max_micro=usd_to_micro(cost.session_max_usd),
+        day_max_invocations=cost.day_max_invocations,
+        day_max_micro=usd_to_micro(cost.day_max_usd),
+    )
+
+
+def usd(micro: int) -> str:
+    return f"${micro / 1e6:.4f}"
+
+
+def fit_to_limits(
+    prices, out: "Prepared", settings: Settings, estimate: Estimate, use: capsmod.Usage
+) -> tuple[Estimate | None, str | None]:
+    """(the estimate whose worst case fits the budget and the caps, None) or (None, refusal)."""
+    cost = settings.cost
+    room = capsmod.room_micro(use, caps_of(settings))
+    limit = min(out.budget_micro, room)
+    if estimate.worst_case_micro <= limit:
+        return estimate, None
+    if out.budget_micro <= room:
+        limit_text = f"this call's budget is ${out.budget_micro / 1e6:.2f}"
+    else:
+        limit_text = capsmod.binding_cap(use, caps_of(settings))
+    over = (
+        f"the worst case {usd(estimate.worst_case_micro)} (expected {usd(estimate.expected_micro)}) does "
+        f"not fit: {limit_text}, short by {usd(estimate.worst_case_micro - max(limit, 0))}"
+    )
+    judge = out.judge or ""
+    cap = largest_cap_within(prices, out.panel, judge, estimate.prompt_tokens, estimate.attempts, limit)
+    if cap >= cost.min_output_tokens:
+        fitted = estimate_run(
+            prices,
+            out.panel,
+            judge,
+            estimate.prompt_tokens,
+            cost.expected_output_tokens,
+            cap,
+            estimate.attempts,
+        )
+        out.warnings.append(
+            f"max_tokens lowered from {estimate.output_cap} to {cap} per call ({over}); the worst case "
+            f"is now {usd(fitted.worst_case_micro)}"
+        )
+        return fitted, None
+    least = estimate_run(
+        prices,
+        out.panel,
+        judge,
+        estimate.prompt_tokens,
+        cost.expected_output_tokens,
+        cost.min_output_tokens,
+        estimate.attempts,
+    )
+    return None, (
+        f"{over}; even at max_tokens {cost.min_output_tokens}, the least that leaves room for a useful answer, "
+        f"the worst case would be {usd(least.worst_case_micro)}. Nothing was sent"
+    )
 
 
 def fingerprint(problem: str, problem_type: str, files: list[str], budget_micro: int) -> str:
@@ -106,9 +177,10 @@ def prepare(
     messages = prompt.panel_messages(out.user_message)
     out.context_tokens = sum(count_tokens(m["content"]) for m in messages)
     out.complexity = classifier.complexity(out.context_tokens, len(out.context.files))
+    prices = read_prices(conn)
     try:
-        out.estimate = estimate_run(
-            read_prices(conn),
+        full = estimate_run(
+            prices,
             out.panel,
             out.judge,
             out.context_tokens,
@@ -118,30 +190,35 @@ def prepare(
         )
     except PriceError as exc:
         return refused(str(exc))
+    out.estimate = full
 
-    estimate = out.estimate.expected_micro
+    expected = full.expected_micro
     threshold = settings.threshold_micro(problem_type)
     ceiling = round(threshold * settings.cost.escalate_multiple)
-    out.over_threshold = estimate > threshold
-    if estimate > ceiling:
+    out.over_threshold = expected > threshold
+    if expected > ceiling:
         return refused(
-            f"estimate ${estimate / 1e6:.4f} is above {settings.cost.escalate_multiple:g}x the "
+            f"estimate ${expected / 1e6:.4f} is above {settings.cost.escalate_multiple:g}x the "
             f"{out.problem_type} threshold (${threshold / 1e6:.2f}, ceiling ${ceiling / 1e6:.2f}): "
             "escalate to a person instead"
         )
-    if estimate > out.budget_micro:
-        return refused(
-            f"estimate ${estimate / 1e6:.4f} is above this call's budget ${out.budget_micro / 1e6:.2f}"
-        )
-    # an early, read-only look so nobody is asked to confirm a call the caps would refuse;
-    # the binding check is the reservation under BEGIN IMMEDIATE
-    caps = session_caps(settings)
-    if (
-        reason := cap_refusal(
-            session_usage(conn, session_id), out.estimate.worst_case_micro, caps, session_id
-        )
-    ) is not None:
+    # an early, read-only look at the caps, to fit max_tokens and so that nobody is asked to
+    # confirm a call they would refuse; the binding check is the reservation (BEGIN IMMEDIATE)
+    use = capsmod.usage(conn, session_id)
+    if (reason := capsmod.call_refusal(use, caps_of(settings))) is not None:
         return refused(reason)
-    out.needs_confirmation = estimate > usd_to_micro(settings.cost.confirm_above_usd)
+    fitted, reason = fit_to_limits(prices, out, settings, full, use)
+    if fitted is None:
+        return refused(reason or "")
+    out.estimate = fitted
+    models = [*out.panel, out.judge]
+    if (stale := stale_prices(prices, models, settings.cost.max_price_age_days)) is not None:
+        out.warnings.append(stale)
+    out.max_prices = {
+        "fusion": max_price(prices, models),
+        "judge": max_price(prices, [out.judge]),
+        **{model: max_price(prices, [model]) for model in out.panel},
+    }
+    out.needs_confirmation = fitted.worst_case_micro > usd_to_micro(settings.cost.confirm_above_usd)
     out.fingerprint = fingerprint(out.problem, out.problem_type, req.context_files, out.budget_micro)
     return out

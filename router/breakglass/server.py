@@ -1,9 +1,11 @@
 """The break-glass MCP server: one tool, `break_glass`, never marked read-only.
 
 Thin wrapper over prepare → ledger → panel. Two resolvers run before the body: `_prepare`
-(gate, classify, context, estimate; side-effect free, so it may run again on an input round)
-and `_confirm` (asks a person by elicitation when the estimate needs it and the client can be
-asked). The body writes every row, reserves, calls OpenRouter and settles.
+(settles calls whose process died, then gate, classify, context, estimate; it may run again on
+an input round, and both halves are idempotent) and `_confirm` (asks a person when the worst
+case needs it: as an input request answered within the call for a 2026-07-28 client, by
+elicitation for an older one that has it; else the body returns a one-time token). The body
+writes every row, reserves, calls OpenRouter while renewing its lease, and settles.
 """
 
 import secrets
@@ -23,12 +25,12 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from router.breakglass import ledger
+from router.breakglass import leases, ledger, openrouter
 from router.breakglass.gate import EarlierTiers
 from router.breakglass.openrouter import MissingKeyError, api_key
-from router.breakglass.output import BreakGlassResult, CostReport, usd
+from router.breakglass.output import BreakGlassResult, CostReport, Status, usd
 from router.breakglass.panel import RunPlan, new_budget, run_panel
-from router.breakglass.prepare import Prepared, Request, prepare, session_caps
+from router.breakglass.prepare import Prepared, Request, caps_of, prepare
 from router.breakglass.settings import ProblemType, Settings
 from router.clock import utc_now_iso
 from router.db import connect
@@ -42,8 +44,8 @@ TOOL_DESCRIPTION = (
     "Last resort: a multi-model panel (OpenRouter) attacks a problem that defeated a local model, "
     "a frontier model and the skill/tool system. Costs 3-5x a single model call, under a cost "
     "gate. The problem must start with 'break glass:' and earlier_tiers must say, for each of "
-    "the three tiers, what was used, what was tried and how it failed. Estimates above $2 need "
-    "a person's confirmation (asked directly, or a one-time confirmation_token is returned)."
+    "the three tiers, what was used, what was tried and how it failed. A worst case above $2 "
+    "needs a person's confirmation (asked directly, or a one-time confirmation_token is returned)."
 )
 
 
@@ -64,7 +66,50 @@ def new_session_id() -> str:
 
 
 def _state(ctx: Context) -> State:
-    return ctx.request_context.lifespan_context
+    state = ctx.request_context.lifespan_context
+    assert isinstance(state, State), "the lifespan yields the server's State"
+    return state
+
+
+def _error_text(exc: BaseException) -> str:
+    """An exception in words; a task group's ExceptionGroup by its first real cause."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def _resolve_dead_calls(state: State) -> None:
+    """Settle calls whose process died; their generations' real costs first, where the key
+    allows a lookup (without one they count at their worst case)."""
+    conn = state.conn
+    pending = leases.generations_to_look_up(conn)
+    looked_up: dict[str, int] = {}
+    if pending:
+        try:
+            looked_up = await openrouter.generation_costs(pending, api_key())
+        except MissingKeyError:
+            pass
+    ledger.resolve_dead(conn, looked_up)
+
+
+class _LedgerRecorder:
+    """Each request written down before it is sent, and its answer."""
+
+    def __init__(self, conn, invocation_id: int):
+        self.conn, self.invocation_id = conn, invocation_id
+
+    def sent(self, what: str, worst: int) -> int:
+        return ledger.request_sent(self.conn, self.invocation_id, what, worst)
+
+    def answered(self, request_id: int, generation_id: str | None, cost: int | None) -> None:
+        ledger.request_answered(self.conn, request_id, generation_id, cost)
+
+
+async def _renew_lease(state: State, invocation_id: int) -> None:
+    seconds = state.settings.cost.lease_seconds
+    while True:
+        await anyio.sleep(seconds / 3)
+        ledger.renew_lease(state.conn, invocation_id, seconds)
 
 
 class _Progress:
@@ -99,6 +144,7 @@ async def _prepare(
     def stage(name: str) -> None:
         anyio.from_thread.run(progress.stage, name)
 
+    await _resolve_dead_calls(state)
     return await anyio.to_thread.run_sync(
         lambda: prepare(state.conn, state.settings, state.workspace, state.session_id, req, stage)
     )
@@ -114,38 +160,42 @@ async def _confirm(
     capabilities = ctx.client_capabilities
     if capabilities is not None and capabilities.elicitation is not None:
         e = prepared.estimate
+        assert e is not None, "a call needing confirmation has an estimate"
         return Elicit(
-            f"break-glass wants to spend about {usd(e.expected_micro)} (worst case {usd(e.worst_case_micro)}) "
-            f"on a {prepared.problem_type} panel ({', '.join(prepared.panel)}; judge {prepared.judge}). "
-            f"Problem: {prepared.problem[:300]}",
+            f"break-glass may spend up to {usd(e.worst_case_micro)} (worst case; expected about "
+            f"{usd(e.expected_micro)}) on a {prepared.problem_type} panel ({', '.join(prepared.panel)}; "
+            f"judge {prepared.judge}). Problem: {prepared.problem[:300]}",
             Confirmation,
         )
     return TOKEN_NEEDED
 
 
-def _cost(prepared: Prepared, reserved: int, actual: int | None) -> CostReport:
+def _cost(prepared: Prepared, reserved: int, actual: int | None, over_worst_case: bool = False) -> CostReport:
     e = prepared.estimate
+    assert e is not None, "a call that reached the cost gate has an estimate"
     return CostReport(
-        estimated_usd=usd(e.expected_micro),
-        worst_case_usd=usd(e.worst_case_micro),
+        estimated_usd=usd(e.expected_micro) or "",
+        worst_case_usd=usd(e.worst_case_micro) or "",
         actual_usd=usd(actual),
         estimated_micro_usd=e.expected_micro,
         worst_case_micro_usd=e.worst_case_micro,
         reserved_micro_usd=reserved,
         actual_micro_usd=actual,
         over_threshold=prepared.over_threshold,
+        max_tokens=e.output_cap,
+        over_worst_case=over_worst_case,
     )
 
 
 def _result(
-    prepared: Prepared, invocation_id: int, status: str, message: str, cost: CostReport, **extra
+    prepared: Prepared, invocation_id: int, status: Status, message: str, cost: CostReport, **extra
 ) -> BreakGlassResult:
     ctx = prepared.context
     return BreakGlassResult(
         status=status,
         invocation_id=invocation_id,
         message=message,
-        problem_type=prepared.problem_type,
+        problem_type=prepared.problem_type or "",
         classification=prepared.classification,
         complexity=prepared.complexity or "",
         panel=prepared.panel,
@@ -154,6 +204,7 @@ def _result(
         context_files=[f.path for f in ctx.files] if ctx else [],
         context_notes=list(ctx.notes) if ctx else [],
         secrets_removed=prepared.secrets_removed,
+        warnings=prepared.warnings,
         **extra,
     )
 
@@ -178,7 +229,7 @@ async def break_glass(
         conn,
         session,
         problem=prepared.problem,
-        problem_type=prepared.problem_type,
+        problem_type=prepared.problem_type or "",
         classification=prepared.classification,
         complexity=prepared.complexity,
         panel=prepared.panel,
@@ -186,29 +237,25 @@ async def break_glass(
         context_tokens=prepared.context_tokens,
         estimate=e.expected_micro if e else None,
         worst_case=e.worst_case_micro if e else None,
+        output_cap=e.output_cap if e else None,
+        lease_seconds=state.settings.cost.lease_seconds,
     )
 
     def refuse(reason: str, status: str = "refused") -> ToolError:
         ledger.refuse(conn, session, invocation_id, reason, status)
         return ToolError(reason)
 
-    if prepared.refusal is not None:
-        raise refuse(prepared.refusal)
+    if prepared.refusal is not None or e is None:
+        raise refuse(prepared.refusal or "no estimate")
+    amounts = f"the worst case {usd(e.worst_case_micro)} (expected {usd(e.expected_micro)})"
     use_token = None
     if prepared.needs_confirmation:
         if not isinstance(confirmation, AcceptedElicitation):
-            raise refuse(
-                f"a person declined the estimate of {usd(e.expected_micro)}; nothing was reserved or spent",
-                "declined",
-            )
+            raise refuse(f"a person declined {amounts}; nothing was reserved or spent", "declined")
         answer = confirmation.data
         if isinstance(answer, Confirmation):
             if not answer.approve:
-                raise refuse(
-                    f"a person did not approve the estimate of {usd(e.expected_micro)}; nothing was "
-                    "reserved or spent",
-                    "declined",
-                )
+                raise refuse(f"a person did not approve {amounts}; nothing was reserved or spent", "declined")
             ledger.record_confirmation(conn, session, invocation_id, "approved by a person (elicitation)")
         elif answer == TOKEN_NEEDED:
             token = ledger.issue_token(
@@ -217,15 +264,15 @@ async def break_glass(
                 invocation_id,
                 prepared.fingerprint,
                 e.expected_micro,
+                e.worst_case_micro,
                 state.settings.cost.confirmation_token_minutes,
             )
             return _result(
                 prepared,
                 invocation_id,
                 "needs_confirmation",
-                f"the estimate {usd(e.expected_micro)} is above "
-                f"${state.settings.cost.confirm_above_usd:.2f}: a person must confirm; call again "
-                "with the same arguments and this confirmation_token",
+                f"{amounts} is above ${state.settings.cost.confirm_above_usd:.2f}: a person must "
+                "confirm; call again with the same arguments and this confirmation_token",
                 _cost(prepared, 0, None),
                 confirmation_token=token,
             )
@@ -242,21 +289,20 @@ async def break_glass(
         session,
         invocation_id,
         reserved,
-        session_caps(state.settings),
+        caps_of(state.settings),
         token=use_token,
         fingerprint=prepared.fingerprint,
-        estimate=e.expected_micro,
     )
     if refusal is not None:
-        raise ToolError(refusal)
+        raise ToolError(refusal + "; nothing was sent")
 
     router_cfg = state.settings.openrouter
     plan = RunPlan(
         panel=prepared.panel,
-        judge=prepared.judge,
+        judge=prepared.judge or "",
         fusion=router_cfg.fusion,
         user_message=prepared.user_message,
-        output_cap=state.settings.cost.output_cap_tokens,
+        output_cap=e.output_cap,
         reserved_micro=reserved,
         estimate=e,
         key=key,
@@ -264,6 +310,8 @@ async def break_glass(
         app_title=router_cfg.app_title,
         timeout_seconds=router_cfg.timeout_seconds,
         max_retry_after=router_cfg.max_retry_after_seconds,
+        max_prices=prepared.max_prices,
+        recorder=_LedgerRecorder(conn, invocation_id),
     )
     budget_tracker = new_budget(plan)
     progress = _Progress(ctx, router_cfg.heartbeat_seconds)
@@ -271,6 +319,7 @@ async def break_glass(
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(progress.heartbeat)
+            group.start_soon(_renew_lease, state, invocation_id)
             result = await run_panel(plan, progress.stage, budget_tracker)
             group.cancel_scope.cancel()
     except BaseException as exc:
@@ -283,13 +332,14 @@ async def break_glass(
             status="cancelled" if cancelled else "failed",
             reserved=reserved,
             actual=budget_tracker.spent,
-            reason="cancelled by the client" if cancelled else f"internal error: {type(exc).__name__}",
+            reason="cancelled by the client" if cancelled else f"internal error: {_error_text(exc)}",
+            overrun=budget_tracker.overrun,
         )
         if cancelled:
             raise
-        raise ToolError(f"break-glass failed: {type(exc).__name__}: {exc}") from exc
+        raise ToolError(f"break-glass failed: {_error_text(exc)}") from exc
 
-    answer = result.answer
+    panel_answer = result.answer
     ledger.settle(
         conn,
         session,
@@ -299,22 +349,24 @@ async def break_glass(
         actual=result.spent_micro,
         reason=result.message + ("; " + "; ".join(result.events) if result.events else ""),
         mode=result.mode,
-        diagnosis=answer.diagnosis if answer else None,
+        diagnosis=panel_answer.diagnosis if panel_answer else None,
+        overrun=budget_tracker.overrun,
     )
-    extra = {}
-    if answer is not None:
+    extra: dict[str, Any] = {}
+    if panel_answer is not None:
         extra = {
-            "diagnosis": answer.diagnosis,
-            "solution": answer.solution,
-            "alternatives": answer.alternatives,
-            "risks": answer.risks,
+            "diagnosis": panel_answer.diagnosis,
+            "solution": panel_answer.solution,
+            "alternatives": panel_answer.alternatives,
+            "risks": panel_answer.risks,
         }
+    over = result.spent_micro > reserved or budget_tracker.overrun is not None
     return _result(
         prepared,
         invocation_id,
         result.status,
         result.message,
-        _cost(prepared, reserved, result.spent_micro),
+        _cost(prepared, reserved, result.spent_micro, over),
         mode=result.mode,
         **extra,
     )
@@ -338,10 +390,10 @@ def build_server(
         # never read-only: clients skip approval for read-only tools, and this one spends money
         annotations=ToolAnnotations(
             title="Break glass: paid multi-model panel",
-            readOnlyHint=False,
-            destructiveHint=False,
-            idempotentHint=False,
-            openWorldHint=True,
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=True,
         ),
     )(break_glass)
     return app

@@ -12,6 +12,10 @@ from router.validation import first_field_error
 
 DEFAULT_CONFIG = CONFIGS_DIR / "breakglass.toml"
 DEFAULT_PRICES = CONFIGS_DIR / "openrouter-models.json"
+# configs/openrouter-models.json is a snapshot written by hand in the /api/v1/models shape
+# (the API gives no date, and there was no network where it was written): this is when its
+# prices were taken, so estimates warn once they are older than max_price_age_days
+SNAPSHOT_PRICED_AT = "2026-12-01T00:00:00.000Z"
 MICRO = 1_000_000
 
 ProblemType = Literal["lean_proof", "code_bug", "architecture", "math_novel", "infra_debug"]
@@ -47,10 +51,17 @@ class CostSettings(_Strict):
     escalate_multiple: float = Field(gt=0)
     session_max_invocations: int = Field(ge=0)
     session_max_usd: float = Field(ge=0)
+    day_max_invocations: int = Field(ge=0)
+    day_max_usd: float = Field(ge=0)
     expected_output_tokens: int = Field(gt=0)
     output_cap_tokens: int = Field(gt=0)
+    # the least max_tokens that still leaves room for a useful answer when a cap is lowered
+    min_output_tokens: int = Field(gt=0)
     attempts_reserved: int = Field(ge=1, le=4)
     confirmation_token_minutes: float = Field(gt=0)
+    # a running call renews its lease this often; a lease not renewed for lease_seconds is dead
+    lease_seconds: float = Field(gt=0)
+    max_price_age_days: float = Field(gt=0)
 
 
 class ContextSettings(_Strict):

@@ -4,8 +4,8 @@ import argparse
 import time
 from pathlib import Path
 
-from router.breakglass.pricing import parse_prices, write_prices
-from router.breakglass.settings import DEFAULT_PRICES
+from router.breakglass.prices import file_priced_at, parse_prices, write_prices
+from router.breakglass.settings import DEFAULT_PRICES, SNAPSHOT_PRICED_AT
 from router.catalog.load import load_catalog
 from router.commands import add_db_option
 from router.db import connect
@@ -55,10 +55,12 @@ def build_catalog(db_path: Path, seed_dir: Path | None, user_files: list[Path], 
     # break-glass model prices: validated before anything is written, so a bad price file
     # leaves the catalog as it was too; written in their own transaction
     price_rows = parse_prices(prices)
+    # the committed snapshot is as old as it says; any other file as old as its writing
+    priced_at = SNAPSHOT_PRICED_AT if prices == DEFAULT_PRICES else file_priced_at(prices)
     conn = connect(db_path)
     try:
         summary = load_catalog(conn, seed_dir=seed_dir, user_files=user_files)
-        price_count = write_prices(conn, price_rows)
+        price_count = write_prices(conn, price_rows, priced_at)
     finally:
         conn.close()
     elapsed_ms = (time.perf_counter() - started) * 1000

@@ -46,6 +46,22 @@ def router_entry(role: Role) -> dict[str, Any]:
     }
 
 
+BREAK_GLASS_ENTRY = "break-glass"
+BREAK_GLASS_COMMAND = ("context-router", "break-glass")
+
+
+def break_glass_entry() -> dict[str, Any]:
+    """The last-resort panel (its own server: one tool, break_glass). The key is passed by
+    OpenCode's {env:...} substitution from the environment OpenCode runs in: never written."""
+    return {
+        "type": "local",
+        "command": list(BREAK_GLASS_COMMAND),
+        "environment": {"OPENROUTER_API_KEY": "{env:OPENROUTER_API_KEY}"},
+        "enabled": True,
+        "timeout": ROUTER_TIMEOUT_MS,
+    }
+
+
 def companion_entry(companion: Companion) -> dict[str, Any]:
     # A companion no registry publishes cannot be installed: it stays, switched off.
     return {"type": "local", "command": list(companion.command), "enabled": companion.published}
@@ -95,6 +111,7 @@ def opencode_config(
 ) -> dict[str, Any]:
     mcp = {router_entry_name(role): router_entry(role) for role in inputs.roles}
     mcp.update({companion.name: companion_entry(companion) for companion in companions})
+    mcp[BREAK_GLASS_ENTRY] = break_glass_entry()
     return {
         "$schema": OPENCODE_SCHEMA_URL,
         "default_agent": DEFAULT_ROLE,

@@ -1,0 +1,120 @@
+"""The caps a call must fit, beyond its own budget: per session and per UTC day over the whole
+database. Usage counts every reservation taken (each may have cost money) and commits, for
+each, what it settled at or, while it is open, its whole worst case (fail-closed).
+
+Read here, enforced by ledger.reserve under BEGIN IMMEDIATE; prepare reads them early only to
+fit a call's max_tokens and to ask nobody to confirm a call the caps would refuse.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import apsw
+
+from router.clock import utc_iso
+from router.db import one_row
+
+# One reservation per call; what it commits is its settlement once there is one.
+COMMITTED = """
+coalesce((SELECT s.micro_usd FROM cost_ledger s
+          WHERE s.invocation_id = r.invocation_id AND s.kind = 'settlement'), r.micro_usd)
+"""
+SESSION_USAGE = f"""
+SELECT count(*), coalesce(sum({COMMITTED}), 0),
+       (SELECT min(o.invocation_id) FROM cost_ledger o
+        WHERE o.session_id = :session_id AND o.kind = 'overrun')
+FROM cost_ledger r
+WHERE r.session_id = :session_id AND r.kind = 'reservation'
+"""
+DAY_USAGE = f"""
+SELECT count(*), coalesce(sum({COMMITTED}), 0)
+FROM cost_ledger r
+WHERE r.kind = 'reservation' AND r.at >= :day_start AND r.at < :day_end
+"""
+
+
+@dataclass(frozen=True)
+class Caps:
+    session_max_invocations: int
+    session_max_micro: int
+    day_max_invocations: int
+    day_max_micro: int
+
+
+@dataclass(frozen=True)
+class Usage:
+    session_id: str
+    session_calls: int
+    session_committed: int
+    # the first invocation the provider charged above its reservation: the session stops
+    overrun_invocation: int | None
+    day: str
+    day_calls: int
+    day_committed: int
+
+
+def _day_bounds(now: datetime) -> tuple[str, str, str]:
+    start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return start.date().isoformat(), utc_iso(start), utc_iso(start + timedelta(days=1))
+
+
+def usage(conn: apsw.Connection, session_id: str, now: datetime | None = None) -> Usage:
+    day, start, end = _day_bounds(now or datetime.now(UTC))
+    calls, committed, overrun = one_row(conn, SESSION_USAGE, {"session_id": session_id})
+    day_calls, day_committed = one_row(conn, DAY_USAGE, {"day_start": start, "day_end": end})
+    return Usage(session_id, calls, committed, overrun, day, day_calls, day_committed)
+
+
+def usd(micro: int) -> str:
+    return f"${micro / 1e6:.4f}"
+
+
+def room_micro(use: Usage, caps: Caps) -> int:
+    """The most a new call's worst case may be under both money caps."""
+    return min(caps.session_max_micro - use.session_committed, caps.day_max_micro - use.day_committed)
+
+
+def binding_cap(use: Usage, caps: Caps) -> str:
+    """Which money cap leaves less room, in words (for messages)."""
+    session_left = caps.session_max_micro - use.session_committed
+    day_left = caps.day_max_micro - use.day_committed
+    if session_left <= day_left:
+        return (
+            f"session {use.session_id} has {usd(max(session_left, 0))} left of its "
+            f"${caps.session_max_micro / 1e6:.2f} cap"
+        )
+    return f"today (UTC {use.day}) has {usd(max(day_left, 0))} left of the ${caps.day_max_micro / 1e6:.2f} day cap"
+
+
+def call_refusal(use: Usage, caps: Caps) -> str | None:
+    """Refusals that no lower max_tokens can fix: a stopped session, the call counts."""
+    if use.overrun_invocation is not None:
+        return (
+            f"session {use.session_id} is stopped: invocation #{use.overrun_invocation} was charged "
+            "more than its reservation (see cost_ledger kind 'overrun'); start a new session after "
+            "checking the prices"
+        )
+    if use.session_calls >= caps.session_max_invocations:
+        return (
+            f"session cap reached: {use.session_calls} of {caps.session_max_invocations} break-glass "
+            f"calls already made in session {use.session_id}"
+        )
+    if use.day_calls >= caps.day_max_invocations:
+        return (
+            f"day cap reached: {use.day_calls} of {caps.day_max_invocations} break-glass calls already "
+            f"made today (UTC {use.day}) across every session"
+        )
+    return None
+
+
+def cap_refusal(use: Usage, worst_case_micro: int, caps: Caps) -> str | None:
+    """None when a call with this worst case fits every cap; else why not, with the numbers."""
+    if (refusal := call_refusal(use, caps)) is not None:
+        return refusal
+    room = room_micro(use, caps)
+    if worst_case_micro > room:
+        return (
+            f"cap reached: the worst case {usd(worst_case_micro)} does not fit: {binding_cap(use, caps)} "
+            f"(short by {usd(worst_case_micro - max(room, 0))})"
+        )
+    return None

@@ -1,0 +1,113 @@
+"""Leases: how a break-glass call shows it is still running, and how a dead one is found.
+
+A call holds a lease from its first row: its process id, host and lease_expires_at, renewed
+while it runs. It is dead when its lease ran out, or at once when it ran on this host and its
+process is gone. Finding dead calls is read-only; ledger.resolve_dead settles them (released
+if nothing was sent, else every request at its reported, looked-up or worst-case cost).
+"""
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from router.clock import utc_now_and_after, utc_now_iso
+
+HOST = socket.gethostname()
+
+RUNNING = """
+SELECT id, session_id, pid, host, lease_expires_at,
+       (SELECT micro_usd FROM cost_ledger r WHERE r.invocation_id = i.id AND r.kind = 'reservation')
+FROM breakglass_invocations i
+WHERE status = 'started'
+"""
+RENEW = """
+UPDATE breakglass_invocations SET lease_expires_at = :expires
+WHERE id = :id AND status = 'started'
+"""
+REQUESTS_OF = """
+SELECT id, what, worst_micro_usd, generation_id, cost_micro_usd
+FROM breakglass_requests WHERE invocation_id = :invocation_id ORDER BY id
+"""
+
+
+@dataclass(frozen=True)
+class DeadCall:
+    invocation_id: int
+    session_id: str
+    pid: int
+    host: str
+    # None when it died before reserving anything
+    reserved: int | None
+    why: str
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    id: int
+    what: str
+    worst: int
+    generation_id: str | None
+    cost: int | None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process on this host is running (a zombie, killed but not yet reaped, is not)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if Path("/proc/self/stat").exists():
+        try:
+            # the state follows the parenthesised command name, which may itself hold spaces
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lease_expiry(seconds: float) -> str:
+    return utc_now_and_after(seconds)[1]
+
+
+def renew(conn: apsw.Connection, invocation_id: int, seconds: float) -> None:
+    conn.execute(RENEW, {"expires": lease_expiry(seconds), "id": invocation_id})
+
+
+def dead_calls(conn: apsw.Connection) -> list[DeadCall]:
+    """Calls still marked 'started' whose lease ran out or whose process on this host is gone.
+    This process's own calls are never dead: it settles them itself."""
+    now = utc_now_iso()
+    dead = []
+    rows: list[Any] = conn.execute(RUNNING).fetchall()
+    for invocation_id, session_id, pid, host, expires, reserved in rows:
+        if host == HOST and pid == os.getpid():
+            continue
+        if expires is None or expires <= now:
+            why = f"its lease ran out ({expires or 'never taken'})"
+        elif host == HOST and not process_alive(pid):
+            why = f"its process {pid} is gone"
+        else:
+            continue
+        dead.append(DeadCall(int(invocation_id), str(session_id), int(pid), str(host), reserved, why))
+    return dead
+
+
+def sent_requests(conn: apsw.Connection, invocation_id: int) -> list[SentRequest]:
+    return [SentRequest(*row) for row in conn.execute(REQUESTS_OF, {"invocation_id": invocation_id})]
+
+
+def generations_to_look_up(conn: apsw.Connection) -> list[str]:
+    """Generation ids of dead calls' requests that answered without a cost."""
+    return [
+        r.generation_id
+        for call in dead_calls(conn)
+        for r in sent_requests(conn, call.invocation_id)
+        if r.generation_id is not None and r.cost is None
+    ]
