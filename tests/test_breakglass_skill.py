@@ -1,4 +1,4 @@
-"""The agent-facing protocol (skills/break-glass/SKILL.md) says what the server enforces: the
+"""The agent-facing protocol (roles/skills/break-glass/SKILL.md) says what the server enforces: the
 trigger, the three tiers by the tool's own field names, and the default costs and caps of
 configs/breakglass.toml; and it is a skill the project's own lock tooling accepts."""
 
@@ -11,7 +11,7 @@ from router.breakglass.settings import load_settings
 from router.cli import main
 from tests.project import PROJECT_ROOT
 
-SKILL = PROJECT_ROOT / "skills" / "break-glass"
+SKILL = PROJECT_ROOT / "roles" / "skills" / "break-glass"
 
 
 def skill_parts():

@@ -131,7 +131,13 @@ async def test_a_real_mcp_client_lists_the_meta_tools_and_calls_a_backend_found_
 def test_the_wheel_carries_the_top_level_data_where_the_design_puts_it(installed):
     site = next((installed["bin"].parent / "lib").glob("python3*/site-packages"))
     data = site / "router" / "data"
-    for name in ("schema.sql", "seeds/time.json", "roles/00-shared-context.md", "configs/servers.toml"):
+    for name in (
+        "schema.sql",
+        "seeds/time.json",
+        "roles/00-shared-context.md",
+        "roles/skills/break-glass/SKILL.md",
+        "configs/servers.toml",
+    ):
         assert (data / name).is_file(), name
     assert (data / "schema.sql").read_bytes() == (PROJECT_ROOT / "schema.sql").read_bytes()
     assert os.listdir(data / "seeds") and sorted(os.listdir(data / "seeds")) == sorted(
