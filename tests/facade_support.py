@@ -98,7 +98,7 @@ args = ["${{WORKSPACE}}"]
 profile = "custom"
 command = {json.dumps(sys.executable)}
 args = [{json.dumps(str(MISBEHAVING))}]
-env = {{ FLAKY_FLAG_FILE = {json.dumps(str(state_dir / "flaky.flag"))}, CALL_LOG_FILE = {json.dumps(str(state_dir / "calls.log"))}, START_LOG_FILE = {json.dumps(str(state_dir / "starts.log"))}, NOTES_FILE = {json.dumps(str(state_dir / "notes.txt"))} }}
+env = {{ FLAKY_FLAG_FILE = {json.dumps(str(state_dir / "flaky.flag"))}, CALL_LOG_FILE = {json.dumps(str(state_dir / "calls.log"))}, START_LOG_FILE = {json.dumps(str(state_dir / "starts.log"))}, NOTES_FILE = {json.dumps(str(state_dir / "notes.txt"))}, CHILD_LOG_FILE = {json.dumps(str(state_dir / "children.log"))} }}
 
 [servers.absent]
 profile = "core"

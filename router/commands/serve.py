@@ -90,6 +90,7 @@ def _check_startup(options) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
+    from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
 
     logging.basicConfig(
@@ -108,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         now=clock_with_offset(),
     )
     _check_startup(options)
+    # what backends start and orphan becomes this process's child, so it can be ended too
+    options.adopts_orphans = become_subreaper()
     if args.http:
         host, port = parse_http_address(args.http)
         if not _is_loopback(host):

@@ -9,7 +9,6 @@ timeout, a backend that cannot start and a missing program all raise BackendErro
 the caller counts as a failure for the circuit breaker.
 """
 
-import asyncio
 import logging
 import os
 import string
@@ -22,14 +21,20 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from router.errors import RouterError
-from router.facade import audit
-from router.facade.backend_session import StdioBackendSession, backend_process
+from router.facade import audit, process_tree
+from router.facade.backend_session import (
+    LIVE_BACKEND_PIDS,
+    BackendProcess,
+    StdioBackendSession,
+    backend_process,
+)
 from router.facade.backend_stderr import BackendStderr
 from router.programs import program_search_dirs, resolve_command
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
@@ -40,6 +45,8 @@ logger = logging.getLogger(__name__)
 MAX_REAP_INTERVAL_S = 30.0
 MIN_REAP_INTERVAL_S = 0.05
 BACKEND_CONNECT_MODE = "legacy"
+# How often adopted orphans that exited are reaped (a /proc scan).
+ORPHAN_REAP_INTERVAL_S = 5.0
 # How long the router waits for all backends to stop when it shuts down.
 SHUTDOWN_GRACE_S = 5.0
 
@@ -51,17 +58,35 @@ class BackendSession(Protocol):
 
 
 class BackendError(RouterError):
-    """A backend could not serve a call; counts as a failure for the circuit breaker."""
+    """A backend could not serve a call; counts as a failure for the circuit breaker.
+
+    `process_failure`: the backend's process itself failed (it did not start, crashed or
+    hung), which counts against the whole backend, not only the tool called."""
 
     outcome = audit.BACKEND_FAILED
+    process_failure = False
 
 
 class MissingProgramError(BackendError):
     outcome = audit.MISSING_PROGRAM
+    process_failure = True
+
+
+class BackendStartError(BackendError):
+    process_failure = True
 
 
 class BackendTimeoutError(BackendError):
+    """A start or a call that took too long; the backend's process is ended."""
+
     outcome = audit.TIMEOUT
+    process_failure = True
+
+
+class BackendCrashedError(BackendError):
+    """The process exited (or closed its stdout) while a call was in flight."""
+
+    process_failure = True
 
 
 @dataclass(frozen=True)
@@ -82,8 +107,31 @@ class Placeholders:
             ) from None
 
 
+class _Run:
+    """One start of a backend: the supervisor task that owns its process (or HTTP client),
+    and the session calls borrow while it lasts. Cancelling `scope` ends it, process group
+    and all."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.scope = anyio.CancelScope()
+        self.ready = anyio.Event()
+        self.done = anyio.Event()
+        self.session: BackendSession | None = None
+        self.failure: BaseException | None = None
+        self.process: BackendProcess | None = None
+
+
+# After a backend's process exits, how long its stdout may still be read for answers it wrote
+# just before; a descendant holding the pipe open must not turn a crash into a timeout.
+DRAIN_AFTER_EXIT_S = 0.2
+
+
 class Backend:
-    """One declared backend server and, while it runs, its client session."""
+    """One declared backend server and, while it runs, its client session.
+
+    At most one start of it is alive at a time: a new start first ends the one before, and
+    only the current start's supervisor may clear what calls borrow."""
 
     def __init__(
         self,
@@ -96,19 +144,29 @@ class Backend:
         self.timeouts = timeouts
         self.placeholders = placeholders
         self.clock = clock
-        self.client: BackendSession | None = None
         self.last_used = clock()
         self.in_flight = 0
         self.starts = 0
         self._start_lock = anyio.Lock()
-        self._stop: anyio.Event | None = None
-        self._done: anyio.Event | None = None
+        self._run: _Run | None = None
+        self._runs_begun = 0
         # the stderr of the process started last (stdio backends only)
         self._stderr: BackendStderr | None = None
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def client(self) -> BackendSession | None:
+        run = self._run
+        return run.session if run is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The running process's id (stdio backends)."""
+        run = self._run
+        return run.process.pid if run is not None and run.process is not None else None
 
     def check_placeholders(self) -> None:
         """Expand every placeholder once, so a typo is reported when the router starts."""
@@ -141,66 +199,68 @@ class Backend:
         )
 
     async def ensure_started(self, task_group: anyio.abc.TaskGroup) -> BackendSession:
-        if self.client is not None:  # the usual case; taking the lock would cost a loop turn
-            return self.client
+        client = self.client
+        if client is not None:  # the usual case; taking the lock would cost a loop turn
+            return client
         async with self._start_lock:
-            if self.client is not None:
-                return self.client
+            client = self.client
+            if client is not None:
+                return client
+            await self._end_previous_run()
             target = self._target()
             self.placeholders.data_dir.mkdir(parents=True, exist_ok=True)
-            ready = anyio.Event()
-            failure: list[BaseException] = []
-            self._stop, self._done = anyio.Event(), anyio.Event()
-            task_group.start_soon(self._supervise, target, ready, failure, self._stop, self._done)
+            self._runs_begun += 1
+            run = self._run = _Run(self._runs_begun)
+            task_group.start_soon(self._supervise, target, run)
             with anyio.move_on_after(self.timeouts.startup_timeout_s) as waited:
-                await ready.wait()
+                await run.ready.wait()
             if waited.cancelled_caught:
-                self.stop()
+                run.scope.cancel()  # its supervisor ends the process group
                 raise BackendTimeoutError(
                     f"backend {self.name!r} did not finish starting within "
                     f"{self.timeouts.startup_timeout_s:g} s; it was stopped"
                 )
-            if self.client is None:
-                cause = failure[0] if failure else None
-                raise BackendError(
-                    f"backend {self.name!r} failed to start: {_describe(cause)}{await self._last_words()}"
-                ) from cause
+            if run.session is None:
+                raise BackendStartError(
+                    f"backend {self.name!r} failed to start: {_describe(run.failure)}"
+                    f"{await self._last_words()}"
+                ) from run.failure
             self.starts += 1
-            return self.client
+            return run.session
+
+    async def _end_previous_run(self) -> None:
+        """A start still stopping (after a crash, a hang, an idle stop) is waited for, so one
+        backend never has two processes; stopping is bounded (backend_session.stop_process)."""
+        previous = self._run
+        if previous is not None and not previous.done.is_set():
+            previous.scope.cancel()
+            await previous.done.wait()
 
     async def _last_words(self) -> str:
         """What the backend last wrote to stderr (redacted), for an error message."""
         tail = await self._stderr.tail() if self._stderr is not None else ""
         return f"; its stderr ended with: {tail}" if tail else ""
 
-    async def _supervise(
-        self,
-        target: StdioServerParameters | str,
-        ready: anyio.Event,
-        failure: list[BaseException],
-        stop: anyio.Event,
-        done: anyio.Event,
-    ) -> None:
+    async def _supervise(self, target: StdioServerParameters | str, run: _Run) -> None:
         try:
-            async with self._session(target, stop) as session:
-                self.client = session
-                self.last_used = self.clock()
-                ready.set()
-                await stop.wait()
+            with run.scope:
+                async with self._session(target, run) as session:
+                    run.session = session
+                    self.last_used = self.clock()
+                    run.ready.set()
+                    await anyio.sleep_forever()
         except Exception as exc:  # a backend that dies must never take the router with it
-            failure.append(exc)
+            run.failure = exc
             logger.warning("backend %s stopped: %s", self.name, _describe(exc))
         finally:
-            self.client = None
-            ready.set()
-            done.set()
+            run.session = None
+            run.ready.set()
+            run.done.set()
 
     @asynccontextmanager
-    async def _session(
-        self, target: StdioServerParameters | str, stop: anyio.Event
-    ) -> AsyncIterator[BackendSession]:
-        """An initialized session; a stdio backend that closes its stdout sets `stop`, so the
-        next call starts it again instead of failing on a dead pipe."""
+    async def _session(self, target: StdioServerParameters | str, run: _Run) -> AsyncIterator[BackendSession]:
+        """An initialized session. A stdio backend whose stdout closes or whose process exits
+        ends its run, so the next call starts it again instead of failing on a dead pipe."""
         if isinstance(target, str):
             # Streamable HTTP: the SDK's client, with the initialize handshake (2025-11-25)
             # every server speaks (its 2026 per-request envelope costs more per call).
@@ -210,26 +270,35 @@ class Backend:
         # the backend's environment: its configured secrets are redacted from its stderr too
         stderr = self._stderr = BackendStderr(self.name, target.env or {})
         try:
-            async with backend_process(target, stderr.child_end()) as process:
+            tag = process_tree.backend_tag(self.name, run.number)
+            async with backend_process(target, stderr.child_end(), tag) as process:
+                run.process = process
                 stderr.close_child_end()
-                async with self._stdio_session(process, stop) as session:
+                async with self._stdio_session(process, run) as session:
                     yield session
         finally:
             stderr.close_child_end()
 
     @asynccontextmanager
-    async def _stdio_session(
-        self, process: asyncio.subprocess.Process, stop: anyio.Event
-    ) -> AsyncIterator[StdioBackendSession]:
-        assert process.stdout is not None and process.stdin is not None
+    async def _stdio_session(self, process: BackendProcess, run: _Run) -> AsyncIterator[StdioBackendSession]:
+        stdout, stdin = process.process.stdout, process.process.stdin
+        assert stdout is not None and stdin is not None
         async with anyio.create_task_group() as tg:
-            session = StdioBackendSession(process.stdout, process.stdin, self.name)
+            session = StdioBackendSession(stdout, stdin, self.name)
 
             async def serve_until_closed() -> None:
                 await session.serve()
-                stop.set()
+                run.scope.cancel()
+
+            async def end_when_the_process_exits() -> None:
+                await process.exited.wait()
+                with anyio.move_on_after(DRAIN_AFTER_EXIT_S):
+                    await anyio.sleep_forever()  # serve() may still read answers written last
+                session.close()
+                run.scope.cancel()
 
             tg.start_soon(serve_until_closed)
+            tg.start_soon(end_when_the_process_exits)
             await session.initialize()
             try:
                 yield session
@@ -249,7 +318,7 @@ class Backend:
                 except MCPError as exc:
                     if exc.error.code == CONNECTION_CLOSED:
                         self.stop()
-                        raise BackendError(
+                        raise BackendCrashedError(
                             f"backend {self.name!r} closed the connection during {tool!r} "
                             "(its process exited or crashed); the call may not have completed"
                             f"{await self._last_words()}"
@@ -277,14 +346,16 @@ class Backend:
             self.last_used = self.clock()
 
     def stop(self) -> None:
-        """Ask the supervisor to close the session (the SDK then ends the process)."""
-        if self._stop is not None:
-            self._stop.set()
-        self.client = None
+        """End the current start (its supervisor stops the process and all it started)."""
+        run = self._run
+        if run is not None:
+            run.session = None
+            run.scope.cancel()
 
     async def wait_stopped(self) -> None:
-        if self._done is not None:
-            await self._done.wait()
+        run = self._run
+        if run is not None:
+            await run.done.wait()
 
 
 def _describe(exc: BaseException | None) -> str:
@@ -305,9 +376,14 @@ class BackendPool:
         servers: ServersConfig,
         placeholders: Placeholders,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        adopts_orphans: bool = False,
     ) -> None:
         self.config = servers
         self.clock = clock
+        # `serve` made this process a child subreaper: orphans of backends become its children,
+        # and the exited ones are reaped here (never in a process with other children)
+        self.adopts_orphans = adopts_orphans
         # what a started audit row's deadline allows any call; the config never changes while
         # the router runs, so it is worked out once, not on every call
         self.longest_call_s = servers.longest_call_s()
@@ -336,6 +412,8 @@ class BackendPool:
         with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
             for backend in self.backends.values():
                 await backend.wait_stopped()
+            # orphans of this router's backends, adopted as subreaper, go with it
+            await anyio.to_thread.run_sync(_kill_adopted_orphans)
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(*exc_info)
 
@@ -365,14 +443,23 @@ class BackendPool:
 
     async def _stop_idle_backends(self) -> None:
         interval = self._reap_interval()
+        reaped_at = self.clock()
         while True:
             await anyio.sleep(interval)
             now = self.clock()
+            if self.adopts_orphans and now - reaped_at >= ORPHAN_REAP_INTERVAL_S:
+                reaped_at = now
+                await anyio.to_thread.run_sync(process_tree.reap_adopted_zombies, set(LIVE_BACKEND_PIDS))
             for backend in self.backends.values():
                 idle_for = now - backend.last_used
                 if backend.running and backend.in_flight == 0 and idle_for >= backend.timeouts.idle_stop_s:
                     logger.info("stopping idle backend %s after %.1f s", backend.name, idle_for)
                     backend.stop()
+
+
+def _kill_adopted_orphans() -> None:
+    exclude = set(LIVE_BACKEND_PIDS)
+    process_tree.kill_and_reap(process_tree.tagged_orphans(None, exclude), exclude)
 
 
 def default_data_dir(db_path: Path) -> Path:

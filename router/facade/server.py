@@ -65,6 +65,9 @@ class ServeOptions:
     workspace: Path
     session_id: str = field(default_factory=lambda: f"stdio-{uuid.uuid4().hex[:12]}")
     wake_on_search: bool = True
+    # this process is a child subreaper (router/facade/process_tree.py): backends' orphans
+    # become its children, to be ended and reaped by the backend pool
+    adopts_orphans: bool = False
     # unix seconds; a test may shift the breaker's clock (CONTEXT_ROUTER_CLOCK_OFFSET_S)
     now: Callable[[], float] = unix_now
 
@@ -94,7 +97,9 @@ def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = 
         conn = _open_database(options.db_path)
         placeholders = Placeholders(options.workspace, default_data_dir(options.db_path))
         try:
-            async with BackendPool(options.servers, placeholders) as pool:
+            async with BackendPool(
+                options.servers, placeholders, adopts_orphans=options.adopts_orphans
+            ) as pool:
                 yield RouterState(options, conn, pool, _policy(options.servers))
         finally:
             conn.close()
