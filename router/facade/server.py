@@ -29,7 +29,7 @@ from router.agents.roles import Role, UnknownRoleError, get_role
 from router.clock import unix_now
 from router.db import connect
 from router.errors import RouterError
-from router.facade import handlers
+from router.facade import audit, handlers
 from router.facade.backends import BackendPool, Placeholders, default_data_dir
 from router.facade.breaker import BreakerPolicy
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
@@ -91,7 +91,11 @@ def _open_database(path: Path) -> apsw.Connection:
     return conn
 
 
-def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = None) -> Server[RouterState]:
+def build_server(
+    options: ServeOptions,
+    on_stopped: Callable[[], None] | None = None,
+    on_started: Callable[[RouterState], None] | None = None,
+) -> Server[RouterState]:
     @asynccontextmanager
     async def lifespan(_server: Server[RouterState]) -> AsyncIterator[RouterState]:
         conn = _open_database(options.db_path)
@@ -100,7 +104,10 @@ def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = 
             async with BackendPool(
                 options.servers, placeholders, adopts_orphans=options.adopts_orphans
             ) as pool:
-                yield RouterState(options, conn, pool, _policy(options.servers))
+                state = RouterState(options, conn, pool, _policy(options.servers))
+                if on_started is not None:
+                    on_started(state)
+                yield state
         finally:
             conn.close()
             if on_stopped is not None:
@@ -197,17 +204,46 @@ _HANDLERS: dict[str, Callable[[handlers.FacadeContext, Any], Awaitable[types.Cal
 SIGNAL_SHUTDOWN_GRACE_S = 10.0
 
 
+def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
+    """An audit row for each request line the transport refused as unreadable."""
+
+    def record(code: int, message: str) -> None:
+        if not states:  # before the lifespan opened the database: logged only
+            return
+        state = states[0]
+        try:
+            audit.record(
+                state.conn,
+                session_id=state.options.session_id,
+                role=state.options.role.name,
+                meta_tool=audit.UNREADABLE_REQUEST,
+                target=None,
+                arguments={"code": code},
+                outcome=audit.INVALID_REQUEST,
+                latency_ms=0.0,
+                error=message,
+            )
+        except apsw.Error as exc:
+            logger.warning("could not audit a refused request line: %s", exc)
+
+    return record
+
+
 async def serve_stdio(options: ServeOptions) -> None:
     """Serve until stdin closes, or until SIGTERM/SIGINT, which stop every backend first."""
     stopped = anyio.Event()
-    server = build_server(options, on_stopped=stopped.set)
+    states: list[RouterState] = []
+    server = build_server(options, on_stopped=stopped.set, on_started=states.append)
     serving = anyio.CancelScope()
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with anyio.create_task_group() as tg:
 
             async def serve() -> None:
                 with serving:
-                    async with event_loop_stdio_server() as (read_stream, write_stream):
+                    async with event_loop_stdio_server(_audit_unreadable(states)) as (
+                        read_stream,
+                        write_stream,
+                    ):
                         await server.run(read_stream, write_stream, server.create_initialization_options())
                 tg.cancel_scope.cancel()
 
