@@ -32,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--role",
         choices=ROLE_NAMES,
-        help=f"caller's role (default: ${ROLE_ENV_VAR}, else {DEFAULT_ROLE}); over HTTP a "
-        "request may name its own in the X-Context-Router-Role header",
+        help=f"caller's role (default: ${ROLE_ENV_VAR}, else {DEFAULT_ROLE} over stdio); over "
+        "HTTP the highest role a request may have: its X-Context-Router-Role header may only "
+        "lower it, and without --role every request must send exactly one",
     )
     add_servers_option(parser)
     parser.add_argument(
@@ -77,14 +78,22 @@ def _is_loopback(host: str) -> bool:
 
 
 def _check_startup(options) -> None:
-    """Fail before serving, with a clear message, on a database or servers.toml that cannot work."""
-    from router.db import connect
+    """Fail before serving, with a clear message, on a database or servers.toml that cannot
+    work: the database must open, be current, and take a write (every call writes the audit)."""
+    from router.db import check_writable, connect, describe_database_error
     from router.facade.backends import BackendPool, Placeholders, default_data_dir
 
     try:
-        connect(options.db_path).close()
+        conn = connect(options.db_path)
+        try:
+            check_writable(conn)
+        finally:
+            conn.close()
     except apsw.Error as exc:
-        raise RouterError(f"--db {options.db_path}: cannot open the database: {exc}") from None
+        raise RouterError(
+            f"--db: cannot serve: {describe_database_error(exc, options.db_path)} "
+            "(every call writes an audit row)"
+        ) from None
     BackendPool(options.servers, Placeholders(options.workspace, default_data_dir(options.db_path)))
 
 
@@ -96,7 +105,10 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
-    role = get_role(args.role or os.environ.get(ROLE_ENV_VAR) or DEFAULT_ROLE)
+    start_role = args.role or os.environ.get(ROLE_ENV_VAR)
+    # Over HTTP a router started without a role takes each request's header (failing closed:
+    # router/facade/http_roles.py); over stdio the default role applies.
+    role = get_role(start_role) if start_role else (None if args.http else get_role(DEFAULT_ROLE))
     workspace = (args.workspace or Path.cwd()).resolve()
     if not workspace.is_dir():
         raise RouterError(f"--workspace {workspace}: not a directory")

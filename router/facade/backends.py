@@ -422,20 +422,26 @@ class BackendPool:
         assert self._task_group is not None, "BackendPool used outside `async with`"
         return await backend.call(self._task_group, tool, arguments)
 
-    def wake_in_background(self, server: str) -> None:
-        """Start a sleeping backend without waiting, so a call soon after skips the cold start."""
+    def wake_in_background(
+        self, server: str, on_failure: Callable[[BackendError], None] | None = None
+    ) -> None:
+        """Start a sleeping backend without waiting, so a call soon after skips the cold start.
+        `on_failure` is told when it cannot start (its server's breaker counts that)."""
         backend = self.backends.get(server)
         if backend is None or backend.running or self._task_group is None:
             return
-        self._task_group.start_soon(self._wake_quietly, backend)
+        self._task_group.start_soon(self._wake_quietly, backend, on_failure)
 
-    async def _wake_quietly(self, backend: Backend) -> None:
+    async def _wake_quietly(
+        self, backend: Backend, on_failure: Callable[[BackendError], None] | None
+    ) -> None:
         assert self._task_group is not None
         try:
             await backend.ensure_started(self._task_group)
         except BackendError as exc:
-            # The call that follows (if any) reports and counts the failure itself.
             logger.info("background wake of %s failed: %s", backend.name, exc)
+            if on_failure is not None and exc.process_failure:
+                on_failure(exc)
 
     def _reap_interval(self) -> float:
         shortest = min(b.timeouts.idle_stop_s for b in self.backends.values())

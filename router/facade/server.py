@@ -20,27 +20,25 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import apsw
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from router import __version__
-from router.agents.roles import Role, UnknownRoleError, get_role
+from router.agents.roles import Role
 from router.clock import unix_now
-from router.db import connect
-from router.errors import RouterError
+from router.errors import RouterError, echo
 from router.facade import audit, handlers
 from router.facade.backends import BackendPool, Placeholders, default_data_dir
 from router.facade.breaker import BreakerPolicy
+from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "context-router"
-# HTTP callers name their role in this request header (stdio callers with --role).
-ROLE_HEADER = "x-context-router-role"
 SESSION_HEADER = "mcp-session-id"
 # The three definitions never change while a router runs: clients may cache the list.
 TOOLS_LIST_TTL_MS = 24 * 60 * 60 * 1000
@@ -61,7 +59,9 @@ INSTRUCTIONS = (
 class ServeOptions:
     db_path: Path
     servers: ServersConfig
-    role: Role
+    # stdio: the caller's role. HTTP: the highest role a request may have (its header may
+    # only lower it); None: each request must name its role (router/facade/http_roles.py)
+    role: Role | None
     workspace: Path
     session_id: str = field(default_factory=lambda: f"stdio-{uuid.uuid4().hex[:12]}")
     wake_on_search: bool = True
@@ -77,18 +77,9 @@ class RouterState:
     """What the lifespan opens once per process and every request shares."""
 
     options: ServeOptions
-    conn: apsw.Connection
+    db: FacadeDatabase
     pool: BackendPool
     breaker_policy: BreakerPolicy
-
-
-def _open_database(path: Path) -> apsw.Connection:
-    conn = connect(path)
-    # WAL with synchronous=NORMAL: a commit is not fsynced, yet survives a crash of this
-    # process (only an OS crash can lose the last commits). Two audit writes per call at
-    # FULL would cost more than the whole call.
-    conn.execute("PRAGMA synchronous = NORMAL")
-    return conn
 
 
 def build_server(
@@ -98,18 +89,17 @@ def build_server(
 ) -> Server[RouterState]:
     @asynccontextmanager
     async def lifespan(_server: Server[RouterState]) -> AsyncIterator[RouterState]:
-        conn = _open_database(options.db_path)
         placeholders = Placeholders(options.workspace, default_data_dir(options.db_path))
         try:
-            async with BackendPool(
-                options.servers, placeholders, adopts_orphans=options.adopts_orphans
-            ) as pool:
-                state = RouterState(options, conn, pool, _policy(options.servers))
+            async with (
+                FacadeDatabase(options.db_path) as db,
+                BackendPool(options.servers, placeholders, adopts_orphans=options.adopts_orphans) as pool,
+            ):
+                state = RouterState(options, db, pool, _policy(options.servers))
                 if on_started is not None:
                     on_started(state)
                 yield state
         finally:
-            conn.close()
             if on_stopped is not None:
                 on_stopped()
 
@@ -121,7 +111,7 @@ def build_server(
         handler = _HANDLERS.get(params.name)
         if handler is None:
             return _error(
-                f"unknown tool {params.name!r}; this server offers {SEARCH_TOOLS}, "
+                f"unknown tool {echo(params.name)}; this server offers {SEARCH_TOOLS}, "
                 f"{INSPECT_SCHEMA} and {CALL_TOOL}"
             )
         try:
@@ -153,16 +143,13 @@ def _policy(servers: ServersConfig) -> BreakerPolicy:
 def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
     role, session_id = state.options.role, state.options.session_id
     headers = getattr(request, "headers", None)
-    if headers is not None:
-        header_role = headers.get(ROLE_HEADER)
-        if header_role:
-            try:
-                role = get_role(header_role)
-            except UnknownRoleError as exc:
-                raise RouterError(f"HTTP header {ROLE_HEADER}: {exc}") from None
+    if headers is not None:  # HTTP: the header may only lower the start role
+        role = role_for_request(role, headers.getlist(ROLE_HEADER))
         session_id = headers.get(SESSION_HEADER) or session_id
+    if role is None:
+        raise RouterError("no role: start the router with --role")
     return handlers.FacadeContext(
-        conn=state.conn,
+        db=state.db,
         role=role,
         session_id=session_id,
         pool=state.pool,
@@ -183,11 +170,11 @@ def _error(message: str) -> types.CallToolResult:
 
 
 async def _search(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResult:
-    return _json_result(handlers.search_tools(ctx, args))
+    return _json_result(await handlers.search_tools(ctx, args))
 
 
 async def _inspect(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResult:
-    return _json_result(handlers.inspect_schema(ctx, args))
+    return _json_result(await handlers.inspect_schema(ctx, args))
 
 
 _HANDLERS: dict[str, Callable[[handlers.FacadeContext, Any], Awaitable[types.CallToolResult]]] = {
@@ -212,10 +199,10 @@ def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
             return
         state = states[0]
         try:
-            audit.record(
-                state.conn,
+            state.db.write_soon(
+                audit.record,
                 session_id=state.options.session_id,
-                role=state.options.role.name,
+                role=state.options.role.name if state.options.role else "(none)",
                 meta_tool=audit.UNREADABLE_REQUEST,
                 target=None,
                 arguments={"code": code},
@@ -223,7 +210,7 @@ def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
                 latency_ms=0.0,
                 error=message,
             )
-        except apsw.Error as exc:
+        except RouterError as exc:
             logger.warning("could not audit a refused request line: %s", exc)
 
     return record
