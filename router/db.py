@@ -144,12 +144,26 @@ def connection_busy_timeout_shared(connection: apsw.Connection) -> None:
     apsw.bestpractice.connection_busy_timeout(connection, duration_ms=BUSY_TIMEOUT_MS)
 
 
+def connection_optimize_unless_busy(connection: apsw.Connection) -> None:
+    """apsw's PRAGMA optimize at open, but never waiting for a lock: it may want to write its
+    statistics, and a file another process is writing (a catalog load, a sqlite3 shell in a
+    transaction) must still open at once. It runs again at the next open."""
+    connection.set_busy_timeout(0)
+    try:
+        apsw.bestpractice.connection_optimize(connection)
+    except apsw.BusyError:
+        pass
+    finally:
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+
+
 def _apply_best_practice() -> None:
     global _best_practice_applied
     if not _best_practice_applied:
         # the longer busy timeout goes first: the later hooks already take locks
+        replaced = {apsw.bestpractice.connection_optimize: connection_optimize_unless_busy}
         hooks = (connection_busy_timeout_shared,) + tuple(
-            hook
+            replaced.get(hook, hook)
             for hook in apsw.bestpractice.recommended
             if hook is not apsw.bestpractice.connection_busy_timeout
         )
