@@ -5,60 +5,22 @@ no backend, child, detached child or orphaned grandchild is left. Real router, r
 backends (tests/servers/misbehaving.py), real process trees."""
 
 import json
-import sys
 import time
 
 import pytest
 
-from router.catalog.load import load_catalog
-from router.db import connect
 from router.jsonrpc_lines import encode, request
 from tests.facade_support import (
-    MISBEHAVING,
     RawStdioClient,
+    add_hanging_backend,
     alive,
     audit_rows,
+    logged_pids,
     text_of,
     wait_until,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-HANGS_TOOL = {
-    "name": "hangs_whoami",
-    "server": "hangs",
-    "profile": "custom",
-    "description": "Report the process id of a backend that never finishes starting.",
-    "inputSchema": {"type": "object", "properties": {}},
-    "annotations": {"readOnlyHint": True},
-}
-
-
-def logged_pids(path) -> list[int]:
-    return [int(word) for word in path.read_text(encoding="utf-8").split()] if path.exists() else []
-
-
-def add_hanging_backend(facade, harvested_catalog, startup_timeout_s: float = 1.0) -> None:
-    """Declare `hangs` (never answers initialize, after starting a child of its own) and put
-    its one tool in the catalog."""
-    state = facade.state_dir
-    facade.reconfigure(
-        extra=f"""
-[servers.hangs]
-profile = "custom"
-command = {json.dumps(sys.executable)}
-args = [{json.dumps(str(MISBEHAVING))}]
-startup_timeout_s = {startup_timeout_s}
-env = {{ HANG_AT_START = "1", START_LOG_FILE = {json.dumps(str(state / "hang-starts.log"))}, CHILD_LOG_FILE = {json.dumps(str(state / "hang-children.log"))} }}
-"""
-    )
-    extra = facade.state_dir / "hangs.jsonl"
-    extra.write_text(json.dumps(HANGS_TOOL) + "\n", encoding="utf-8")
-    conn = connect(facade.db)
-    try:
-        load_catalog(conn, seed_dir=None, user_files=[harvested_catalog, extra])
-    finally:
-        conn.close()
 
 
 async def test_a_backend_hanging_at_start_called_three_times_leaves_at_most_one_process(

@@ -178,6 +178,10 @@ class Backend:
     def running(self) -> bool:
         return self.client is not None
 
+    @property
+    def starting(self) -> bool:
+        return self._start_lock.locked()
+
     def _target(self) -> StdioServerParameters | str:
         where = f"servers.toml [servers.{self.name}]"
         if self.config.url is not None:
@@ -394,6 +398,8 @@ class BackendPool:
         for backend in self.backends.values():
             backend.check_placeholders()
         self._task_group: anyio.abc.TaskGroup | None = None
+        # servers a background wake was started for and has not finished
+        self._waking: set[str] = set()
 
     def get(self, server: str) -> Backend | None:
         return self.backends.get(server)
@@ -428,8 +434,12 @@ class BackendPool:
         """Start a sleeping backend without waiting, so a call soon after skips the cold start.
         `on_failure` is told when it cannot start (its server's breaker counts that)."""
         backend = self.backends.get(server)
-        if backend is None or backend.running or self._task_group is None:
+        # a start under way is not queued behind: if it fails, only a call starts it again
+        if backend is None or backend.running or backend.starting or self._task_group is None:
             return
+        if server in self._waking:
+            return
+        self._waking.add(server)
         self._task_group.start_soon(self._wake_quietly, backend, on_failure)
 
     async def _wake_quietly(
@@ -442,6 +452,8 @@ class BackendPool:
             logger.info("background wake of %s failed: %s", backend.name, exc)
             if on_failure is not None and exc.process_failure:
                 on_failure(exc)
+        finally:
+            self._waking.discard(backend.name)
 
     def _reap_interval(self) -> float:
         shortest = min(b.timeouts.idle_stop_s for b in self.backends.values())
