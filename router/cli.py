@@ -52,9 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         problem = _reportable(exc)
         if problem is None:
             raise
+        message = str(problem)
         if isinstance(problem, apsw.Error):  # a read-only, full, damaged or locked file
-            problem = describe_database_error(problem, resolve_db_path(getattr(args, "db", None)))
-        print(f"context-router {args.command}: error: {problem}", file=sys.stderr)
+            message = describe_database_error(problem, resolve_db_path(getattr(args, "db", None)))
+        print(f"context-router {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

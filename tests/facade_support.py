@@ -68,6 +68,7 @@ def write_servers_toml(
     call_timeout_s: float = 10.0,
     idle_stop_s: float = 300.0,
     breaker_open_s: float = 60.0,
+    breaker_failures: int = 3,
     extra: str = "",
 ) -> Path:
     """A servers.toml private to one test: the real servers, our misbehaving one, a missing one."""
@@ -78,6 +79,7 @@ call_timeout_s = {call_timeout_s}
 startup_timeout_s = 20.0
 idle_stop_s = {idle_stop_s}
 breaker_open_s = {breaker_open_s}
+breaker_failures = {breaker_failures}
 
 [servers.time]
 profile = "core"

@@ -13,7 +13,7 @@ import apsw
 from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
 from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
-from router.paths import resolve_db_path, servers_files
+from router.paths import resolve_db_path, servers_files, user_servers_file
 from router.servers import load_servers
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
     from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
+    from router.facade.servers_reload import ServersSource
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
@@ -112,9 +113,16 @@ def run(args: argparse.Namespace) -> int:
     workspace = (args.workspace or Path.cwd()).resolve()
     if not workspace.is_dir():
         raise RouterError(f"--workspace {workspace}: not a directory")
+    files = servers_files(args.servers)
     options = ServeOptions(
         db_path=resolve_db_path(args.db),
-        servers=load_servers(servers_files(args.servers)),
+        servers=load_servers(files),
+        # read again, through the same function, when a layer changes while serving (the
+        # user's servers file is watched even before it exists: `import` may write it)
+        servers_source=ServersSource(
+            tuple(dict.fromkeys([*files, user_servers_file()])),
+            lambda: load_servers(servers_files(args.servers)),
+        ),
         role=role,
         workspace=workspace,
         wake_on_search=not args.no_wake_on_search,

@@ -36,6 +36,7 @@ from router.facade.backend_session import (
     backend_process,
 )
 from router.facade.backend_stderr import BackendStderr
+from router.facade.breaker import BreakerPolicy
 from router.programs import program_search_dirs, resolve_command
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
 
@@ -232,6 +233,12 @@ class Backend:
             self.starts += 1
             return run.session
 
+    def follow(self, previous: "Backend") -> None:
+        """Replace `previous` (its declaration changed): its run, still stopping, is waited
+        for before this one first starts."""
+        self._run = previous._run
+        self._runs_begun = previous._runs_begun
+
     async def _end_previous_run(self) -> None:
         """A start still stopping (after a crash, a hang, an idle stop) is waited for, so one
         backend never has two processes; stopping is bounded (backend_session.stop_process)."""
@@ -384,6 +391,7 @@ class BackendPool:
         adopts_orphans: bool = False,
     ) -> None:
         self.config = servers
+        self.placeholders = placeholders
         self.clock = clock
         # `serve` made this process a child subreaper: orphans of backends become its children,
         # and the exited ones are reaped here (never in a process with other children)
@@ -404,11 +412,38 @@ class BackendPool:
     def get(self, server: str) -> Backend | None:
         return self.backends.get(server)
 
+    @property
+    def breaker_policy(self) -> BreakerPolicy:
+        defaults = self.config.defaults
+        return BreakerPolicy(
+            failure_threshold=defaults.breaker_failures, open_seconds=defaults.breaker_open_s
+        )
+
+    def apply(self, servers: ServersConfig) -> None:
+        """Take a changed servers config while running: new servers are callable at once,
+        removed ones are stopped, changed ones are stopped and start again, as declared now,
+        on their next call (never two processes at once: the new start waits for the old)."""
+        updated = {}
+        for name, server in servers.servers.items():
+            backend = Backend(server, servers.timeouts(server), self.placeholders, self.clock)
+            backend.check_placeholders()  # a typo refuses the whole change, before anything stops
+            updated[name] = backend
+        for name, old in self.backends.items():
+            new = updated.get(name)
+            if new is not None and new.config == old.config and new.timeouts == old.timeouts:
+                updated[name] = old  # unchanged: keeps running
+                continue
+            logger.info("backend %s %s: stopping it", name, "changed" if new else "was removed")
+            old.stop()
+            if new is not None:
+                new.follow(old)
+        self.config, self.backends = servers, updated
+        self.longest_call_s = servers.longest_call_s()
+
     async def __aenter__(self) -> "BackendPool":
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        if self.backends:
-            self._task_group.start_soon(self._stop_idle_backends)
+        self._task_group.start_soon(self._stop_idle_backends)
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -456,14 +491,15 @@ class BackendPool:
             self._waking.discard(backend.name)
 
     def _reap_interval(self) -> float:
-        shortest = min(b.timeouts.idle_stop_s for b in self.backends.values())
+        shortest = min(
+            (b.timeouts.idle_stop_s for b in self.backends.values()), default=MAX_REAP_INTERVAL_S * 4
+        )
         return min(MAX_REAP_INTERVAL_S, max(MIN_REAP_INTERVAL_S, shortest / 4))
 
     async def _stop_idle_backends(self) -> None:
-        interval = self._reap_interval()
         reaped_at = self.clock()
         while True:
-            await anyio.sleep(interval)
+            await anyio.sleep(self._reap_interval())  # the servers config may change meanwhile
             now = self.clock()
             if self.adopts_orphans and now - reaped_at >= ORPHAN_REAP_INTERVAL_S:
                 reaped_at = now

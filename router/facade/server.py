@@ -29,10 +29,10 @@ from router.clock import unix_now
 from router.errors import RouterError, echo
 from router.facade import audit, handlers
 from router.facade.backends import BackendPool, Placeholders, default_data_dir
-from router.facade.breaker import BreakerPolicy
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
 from router.facade.http_roles import ROLE_HEADER, role_for_request
+from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
 
@@ -65,6 +65,8 @@ class ServeOptions:
     workspace: Path
     session_id: str = field(default_factory=lambda: f"stdio-{uuid.uuid4().hex[:12]}")
     wake_on_search: bool = True
+    # where the servers config is read again from when its files change (None: never)
+    servers_source: ServersSource | None = None
     # this process is a child subreaper (router/facade/process_tree.py): backends' orphans
     # become its children, to be ended and reaped by the backend pool
     adopts_orphans: bool = False
@@ -79,7 +81,17 @@ class RouterState:
     options: ServeOptions
     db: FacadeDatabase
     pool: BackendPool
-    breaker_policy: BreakerPolicy
+
+    def refresh_servers(self) -> None:
+        """Apply a changed servers config (checked at most once a second)."""
+        source = self.options.servers_source
+        changed = source.changed() if source is not None else None
+        if changed is None:
+            return
+        try:
+            self.pool.apply(changed)
+        except RouterError as exc:
+            logger.warning("servers config changed but was not applied (the previous one stays): %s", exc)
 
 
 def build_server(
@@ -95,7 +107,7 @@ def build_server(
                 FacadeDatabase(options.db_path) as db,
                 BackendPool(options.servers, placeholders, adopts_orphans=options.adopts_orphans) as pool,
             ):
-                state = RouterState(options, db, pool, _policy(options.servers))
+                state = RouterState(options, db, pool)
                 if on_started is not None:
                     on_started(state)
                 yield state
@@ -115,6 +127,7 @@ def build_server(
                 f"{INSPECT_SCHEMA} and {CALL_TOOL}"
             )
         try:
+            state.refresh_servers()
             facade = _facade_context(state, ctx.request)
             return await handler(facade, params.arguments)
         except RouterError as exc:
@@ -133,13 +146,6 @@ def build_server(
     )
 
 
-def _policy(servers: ServersConfig) -> BreakerPolicy:
-    return BreakerPolicy(
-        failure_threshold=servers.defaults.breaker_failures,
-        open_seconds=servers.defaults.breaker_open_s,
-    )
-
-
 def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
     role, session_id = state.options.role, state.options.session_id
     headers = getattr(request, "headers", None)
@@ -153,7 +159,7 @@ def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
         role=role,
         session_id=session_id,
         pool=state.pool,
-        breaker_policy=state.breaker_policy,
+        breaker_policy=state.pool.breaker_policy,
         now=state.options.now,
         wake_on_search=state.options.wake_on_search,
     )

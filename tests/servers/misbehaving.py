@@ -15,6 +15,15 @@ import os
 import subprocess
 import sys
 import time
+
+if __name__ == "__main__" and os.environ.get("HANG_AT_START"):
+    # before the SDK's slow imports: the start is logged well within a short start-up timeout
+    with open(os.environ["START_LOG_FILE"], "a", encoding="utf-8") as started:
+        started.write(f"{os.getpid()}\n")
+    sleeper = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    with open(os.environ["CHILD_LOG_FILE"], "a", encoding="utf-8") as children:
+        children.write(f"{sleeper.pid}\n")
+    time.sleep(3600)
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -152,7 +161,4 @@ if __name__ == "__main__":
     if os.environ.get("START_LOG_FILE"):
         with open(os.environ["START_LOG_FILE"], "a", encoding="utf-8") as handle:
             handle.write(f"{os.getpid()}\n")
-    if os.environ.get("HANG_AT_START"):
-        _start_sleeper(stdout=subprocess.DEVNULL)
-        time.sleep(3600)
     app.run()
