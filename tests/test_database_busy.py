@@ -44,7 +44,9 @@ def sqlite3_shell_holding_the_write_lock(db):
     )
     try:
         assert shell.stdin is not None
-        shell.stdin.write(b"BEGIN IMMEDIATE;\nUPDATE catalog_version SET version = version;\n")
+        shell.stdin.write(
+            b".timeout 10000\nBEGIN IMMEDIATE;\nUPDATE catalog_version SET version = version;\n"
+        )
         shell.stdin.flush()
         deadline = time.monotonic() + 10
         while not lock_is_held(db):

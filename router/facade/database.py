@@ -60,9 +60,10 @@ class FacadeDatabase:
         self.path = path
         self.conn = _open(path)
         self.conn.set_busy_timeout(0)
-        self._worker_conn: apsw.Connection | None = None
-        # one worker connection, used by one thread at a time
-        self._worker_limiter = anyio.CapacityLimiter(1)
+        # worker connections, each used by one thread at a time: reads apart from writes, so a
+        # read never queues behind a write that waits for another process's lock
+        self._workers: dict[bool, apsw.Connection] = {}
+        self._limiters = {False: anyio.CapacityLimiter(1), True: anyio.CapacityLimiter(1)}
         self._task_group: anyio.abc.TaskGroup | None = None
         self._queued = 0
 
@@ -80,7 +81,8 @@ class FacadeDatabase:
             logger.warning("%d queued database writes were not written: the lock stayed busy", self._queued)
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(*exc_info)
-        await anyio.to_thread.run_sync(self._close_worker, limiter=self._worker_limiter)
+        for writes, limiter in self._limiters.items():
+            await anyio.to_thread.run_sync(self._close_worker, writes, limiter=limiter)
         self.conn.close()
 
     # --- the three kinds of work ---------------------------------------------------------
@@ -89,7 +91,7 @@ class FacadeDatabase:
         try:
             return self._on_loop(work, args, kwargs)
         except apsw.BusyError:
-            return await self._in_worker(work, args, kwargs, wait_s=None)
+            return await self._in_worker(work, args, kwargs, wait_s=None, writes=False)
 
     async def write(
         self, work: Callable[..., Result], /, *args: Any, wait_s: float = CALL_AUDIT_WAIT_S, **kwargs: Any
@@ -127,10 +129,15 @@ class FacadeDatabase:
             raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
 
     async def _in_worker(
-        self, work: Callable[..., Result], args: tuple[Any, ...], kwargs: dict[str, Any], wait_s: float | None
+        self,
+        work: Callable[..., Result],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        wait_s: float | None,
+        writes: bool = True,
     ) -> Result:
         def run() -> Result:
-            conn = self._worker()
+            conn = self._worker(writes)
             conn.set_busy_timeout(int((wait_s if wait_s is not None else QUEUED_WRITE_WAIT_S) * 1000))
             while True:
                 try:
@@ -142,7 +149,7 @@ class FacadeDatabase:
                     raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
 
         try:
-            return await anyio.to_thread.run_sync(run, limiter=self._worker_limiter)
+            return await anyio.to_thread.run_sync(run, limiter=self._limiters[writes])
         except apsw.BusyError:
             raise DatabaseBusyError(self._busy_message(wait_s or 0.0)) from None
 
@@ -156,15 +163,15 @@ class FacadeDatabase:
         finally:
             self._queued -= 1
 
-    def _worker(self) -> apsw.Connection:
-        if self._worker_conn is None:
-            self._worker_conn = _open(self.path)
-        return self._worker_conn
+    def _worker(self, writes: bool) -> apsw.Connection:
+        if writes not in self._workers:
+            self._workers[writes] = _open(self.path)
+        return self._workers[writes]
 
-    def _close_worker(self) -> None:
-        if self._worker_conn is not None:
-            self._worker_conn.close()
-            self._worker_conn = None
+    def _close_worker(self, writes: bool) -> None:
+        conn = self._workers.pop(writes, None)
+        if conn is not None:
+            conn.close()
 
     def _busy_message(self, waited_s: float) -> str:
         return (
