@@ -105,7 +105,8 @@ CREATE TABLE IF NOT EXISTS catalog_loads (
 ) STRICT;
 
 ------------------------------------------------------------------------------------------
--- Calls: audit of every meta-tool call and the circuit breaker per backend tool.
+-- Calls: audit of every meta-tool call and the circuit breakers, per backend tool and per
+-- backend server.
 ------------------------------------------------------------------------------------------
 
 CREATE TABLE IF NOT EXISTS audit (
@@ -140,6 +141,17 @@ CREATE TABLE IF NOT EXISTS breaker (
     state                TEXT NOT NULL CHECK (state IN ('closed', 'open', 'half_open')),
     consecutive_failures INTEGER NOT NULL DEFAULT 0,
     -- unix seconds (REAL) so the 60 s window is arithmetic, injectable in tests
+    opened_at            REAL,
+    updated_at           TEXT NOT NULL,
+    last_error           TEXT
+) STRICT;
+
+-- The breaker of a backend server as a whole: consecutive failures of its process (it did
+-- not start, crashed or hung) open it for all its tools (router/facade/breaker.py).
+CREATE TABLE IF NOT EXISTS backend_breaker (
+    server               TEXT PRIMARY KEY,
+    state                TEXT NOT NULL CHECK (state IN ('closed', 'open', 'half_open')),
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
     opened_at            REAL,
     updated_at           TEXT NOT NULL,
     last_error           TEXT
@@ -378,6 +390,15 @@ SELECT tool, state, consecutive_failures,
 FROM breaker
 ORDER BY tool;
 
+DROP VIEW IF EXISTS v_backend_breaker_state;
+CREATE VIEW v_backend_breaker_state AS
+SELECT server, state, consecutive_failures,
+       CASE WHEN opened_at IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%dT%H:%M:%SZ', opened_at, 'unixepoch') END AS opened_at,
+       updated_at, last_error
+FROM backend_breaker
+ORDER BY server;
+
 DROP VIEW IF EXISTS v_cost_per_session;
 -- calls: invocations that reached the panel (took a reservation); open_reserved: worst cases
 -- reserved by calls still running (or whose process died and no ledger write has resolved
@@ -509,15 +530,21 @@ END;
 
 DROP VIEW IF EXISTS v_search;
 -- mcp_search_tools: what a hit shows (never the schema) and what filters it: the role's
--- right to call mutating tools, and the breaker of the tool's backend.
+-- right to call mutating tools, and the breakers of the tool and of its backend server.
 -- The profile is a correlated lookup, not a join: the search statement reaches this view by
 -- tool id, and a join let the planner scan every server per hit.
+-- breaker_state is 'open' when either breaker is; breaker_opened_at is then the later
+-- opening of the open ones (both share one window, so the later one decides).
 CREATE VIEW v_search AS
 SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server) AS profile,
        t.server, t.summary, t.mutating,
-       b.state AS breaker_state, b.opened_at AS breaker_opened_at
+       CASE WHEN b.state = 'open' OR bb.state = 'open' THEN 'open'
+            ELSE coalesce(b.state, bb.state) END AS breaker_state,
+       nullif(max(CASE WHEN b.state = 'open' THEN b.opened_at ELSE -1 END,
+                  CASE WHEN bb.state = 'open' THEN bb.opened_at ELSE -1 END), -1) AS breaker_opened_at
 FROM tools t
-LEFT JOIN breaker b ON b.tool = t.name;
+LEFT JOIN breaker b ON b.tool = t.name
+LEFT JOIN backend_breaker bb ON bb.server = t.server;
 
 ------------------------------------------------------------------------------------------
 -- Facade (mcp_call_tool): where a call goes and what guards it.

@@ -166,35 +166,31 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
     from router.agents.roles import get_role
     from router.facade import handlers as tools
     from router.facade.backends import BackendPool, Placeholders, default_data_dir
-    from router.facade.server import _open_database
+    from router.facade.database import FacadeDatabase
     from router.servers import load_servers
 
-    conn = _open_database(db)
-    try:
-        placeholders = Placeholders(workspace, default_data_dir(db))
-        async with BackendPool(load_servers(servers_file), placeholders) as pool:
-            ctx = tools.FacadeContext(
-                conn=conn, role=get_role("staff-backend"), session_id="bench", pool=pool, wake_on_search=False
-            )
-            call = {"toolName": "get_current_time", "args": TIME_ARGS}
-            series = {
-                "backend pool only (the hop to the backend)": lambda: pool.call(
-                    "time", "get_current_time", TIME_ARGS
-                ),
-                "tools.call_tool (router work + hop)": lambda: tools.call_tool(ctx, call),
-            }
-            for _ in range(WARM_UP):
-                await tools.call_tool(ctx, call)
-            timings: dict[str, list[float]] = {name: [] for name in series}
-            for _ in range(ROUND_TRIPS // BLOCK):  # in turns of BLOCK calls, like the stdio series
-                for name, make_call in series.items():
-                    for _ in range(BLOCK):
-                        started = time.perf_counter()
-                        await make_call()
-                        timings[name].append((time.perf_counter() - started) * 1000)
-            return {name: summarize(values) for name, values in timings.items()}
-    finally:
-        conn.close()
+    placeholders = Placeholders(workspace, default_data_dir(db))
+    async with FacadeDatabase(db) as database, BackendPool(load_servers(servers_file), placeholders) as pool:
+        ctx = tools.FacadeContext(
+            db=database, role=get_role("staff-backend"), session_id="bench", pool=pool, wake_on_search=False
+        )
+        call = {"toolName": "get_current_time", "args": TIME_ARGS}
+        series = {
+            "backend pool only (the hop to the backend)": lambda: pool.call(
+                "time", "get_current_time", TIME_ARGS
+            ),
+            "tools.call_tool (router work + hop)": lambda: tools.call_tool(ctx, call),
+        }
+        for _ in range(WARM_UP):
+            await tools.call_tool(ctx, call)
+        timings: dict[str, list[float]] = {name: [] for name in series}
+        for _ in range(ROUND_TRIPS // BLOCK):  # in turns of BLOCK calls, like the stdio series
+            for name, make_call in series.items():
+                for _ in range(BLOCK):
+                    started = time.perf_counter()
+                    await make_call()
+                    timings[name].append((time.perf_counter() - started) * 1000)
+        return {name: summarize(values) for name, values in timings.items()}
 
 
 def bar_checks(results: dict[str, dict[str, float]]) -> list[str]:

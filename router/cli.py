@@ -8,8 +8,12 @@ import argparse
 import importlib
 import sys
 
+import apsw
+
 from router import __version__
+from router.db import describe_database_error
 from router.errors import RouterError
+from router.paths import resolve_db_path
 
 COMMAND_MODULES = (
     "router.commands.catalog",
@@ -44,6 +48,25 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except RouterError as exc:
-        print(f"context-router {args.command}: error: {exc}", file=sys.stderr)
+    except Exception as exc:
+        problem = _reportable(exc)
+        if problem is None:
+            raise
+        message = str(problem)
+        if isinstance(problem, apsw.Error):  # a read-only, full, damaged or locked file
+            message = describe_database_error(problem, resolve_db_path(getattr(args, "db", None)))
+        print(f"context-router {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _reportable(exc: BaseException) -> RouterError | apsw.Error | None:
+    """The user-facing error in `exc`, also when a task group wrapped it (an MCP server's
+    lifespan opening the database, for one); None for a bug, which keeps its traceback."""
+    if isinstance(exc, RouterError | apsw.Error):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _reportable(inner)
+            if found is not None:
+                return found
+    return None

@@ -17,7 +17,7 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -119,6 +119,8 @@ ALTER TABLE model_prices ADD COLUMN priced_at TEXT;
 ALTER TABLE model_prices ADD COLUMN reasoning_picodollars_per_tok INTEGER NOT NULL DEFAULT 0
     CHECK (reasoning_picodollars_per_tok >= 0);
 """
+# Version 6: backend_breaker and v_backend_breaker_state, the circuit breaker per backend
+# server; v_search reads it too. New objects only: schema.sql creates them, no step needed.
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
@@ -142,12 +144,26 @@ def connection_busy_timeout_shared(connection: apsw.Connection) -> None:
     apsw.bestpractice.connection_busy_timeout(connection, duration_ms=BUSY_TIMEOUT_MS)
 
 
+def connection_optimize_unless_busy(connection: apsw.Connection) -> None:
+    """apsw's PRAGMA optimize at open, but never waiting for a lock: it may want to write its
+    statistics, and a file another process is writing (a catalog load, a sqlite3 shell in a
+    transaction) must still open at once. It runs again at the next open."""
+    connection.set_busy_timeout(0)
+    try:
+        apsw.bestpractice.connection_optimize(connection)
+    except apsw.BusyError:
+        pass
+    finally:
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+
+
 def _apply_best_practice() -> None:
     global _best_practice_applied
     if not _best_practice_applied:
         # the longer busy timeout goes first: the later hooks already take locks
+        replaced = {apsw.bestpractice.connection_optimize: connection_optimize_unless_busy}
         hooks = (connection_busy_timeout_shared,) + tuple(
-            hook
+            replaced.get(hook, hook)
             for hook in apsw.bestpractice.recommended
             if hook is not apsw.bestpractice.connection_busy_timeout
         )
@@ -222,6 +238,36 @@ def immediate(conn: apsw.Connection) -> Iterator[apsw.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def check_writable(conn: apsw.Connection) -> None:
+    """Commit one real write (the schema version, rewritten as it is): a read-only file, a full
+    disk or an unwritable directory fail here, when the router starts, not on a caller's call."""
+    with immediate(conn):
+        conn.execute(f"PRAGMA user_version = {int(schema_version(conn))}")
+
+
+def describe_database_error(exc: BaseException, path: Path | str) -> str:
+    """An SQLite failure as a sentence naming the file and what to do, never a traceback."""
+    if isinstance(exc, apsw.FullError):
+        return f"database {path}: the disk is full (or the file reached its size limit); free space and retry"
+    if isinstance(exc, apsw.ReadOnlyError):
+        return (
+            f"database {path} is read-only; it needs write access to the file and its directory "
+            "(for its -wal and -shm files)"
+        )
+    if isinstance(exc, apsw.BusyError):
+        return f"database {path} is busy: another process holds its write lock; retry"
+    if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
+        return (
+            f"database {path} is not an SQLite database or is damaged ({exc}); move it aside and "
+            "build a new one (make catalog)"
+        )
+    if isinstance(exc, apsw.CantOpenError):
+        return f"database {path} cannot be opened ({exc}); check the path and its permissions"
+    if isinstance(exc, apsw.IOError):
+        return f"database {path}: disk I/O error ({exc}); check the disk, its free space and the file"
+    return f"database {path}: {exc}"
 
 
 def query_dicts(conn: apsw.Connection, sql: str, bindings=None) -> list[dict]:

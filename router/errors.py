@@ -22,3 +22,17 @@ class QueryError(RouterError):
 
 class UnknownToolError(RouterError):
     """No tool of that name is in the catalog."""
+
+
+# An input quoted back in an error is cut to this many characters: a 1 MB tool name must not
+# come back whole (it would fill the model's context and every log line).
+MAX_ECHO_CHARS = 120
+
+
+def echo(value: object, limit: int = MAX_ECHO_CHARS) -> str:
+    """repr(value) for an error message, clipped, saying how long the original was."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters as text"
+    return f"{text[:limit]}… ({size})"

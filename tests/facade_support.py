@@ -68,6 +68,7 @@ def write_servers_toml(
     call_timeout_s: float = 10.0,
     idle_stop_s: float = 300.0,
     breaker_open_s: float = 60.0,
+    breaker_failures: int = 3,
     extra: str = "",
 ) -> Path:
     """A servers.toml private to one test: the real servers, our misbehaving one, a missing one."""
@@ -78,6 +79,7 @@ call_timeout_s = {call_timeout_s}
 startup_timeout_s = 20.0
 idle_stop_s = {idle_stop_s}
 breaker_open_s = {breaker_open_s}
+breaker_failures = {breaker_failures}
 
 [servers.time]
 profile = "core"
@@ -98,7 +100,7 @@ args = ["${{WORKSPACE}}"]
 profile = "custom"
 command = {json.dumps(sys.executable)}
 args = [{json.dumps(str(MISBEHAVING))}]
-env = {{ FLAKY_FLAG_FILE = {json.dumps(str(state_dir / "flaky.flag"))}, CALL_LOG_FILE = {json.dumps(str(state_dir / "calls.log"))}, START_LOG_FILE = {json.dumps(str(state_dir / "starts.log"))}, NOTES_FILE = {json.dumps(str(state_dir / "notes.txt"))} }}
+env = {{ FLAKY_FLAG_FILE = {json.dumps(str(state_dir / "flaky.flag"))}, CALL_LOG_FILE = {json.dumps(str(state_dir / "calls.log"))}, START_LOG_FILE = {json.dumps(str(state_dir / "starts.log"))}, NOTES_FILE = {json.dumps(str(state_dir / "notes.txt"))}, CHILD_LOG_FILE = {json.dumps(str(state_dir / "children.log"))} }}
 
 [servers.absent]
 profile = "core"
@@ -191,6 +193,43 @@ def alive(pid: int) -> bool:
             return stat.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+HANGS_TOOL = {
+    "name": "hangs_whoami",
+    "server": "hangs",
+    "profile": "custom",
+    "description": "Report the process id of a backend that never finishes starting.",
+    "inputSchema": {"type": "object", "properties": {}},
+    "annotations": {"readOnlyHint": True},
+}
+
+
+def logged_pids(path) -> list[int]:
+    return [int(word) for word in path.read_text(encoding="utf-8").split()] if path.exists() else []
+
+
+def add_hanging_backend(facade, harvested_catalog, startup_timeout_s: float = 1.0) -> None:
+    """Declare `hangs` (never answers initialize, after starting a child of its own) and put
+    its one tool in the catalog."""
+    state = facade.state_dir
+    facade.reconfigure(
+        extra=f"""
+[servers.hangs]
+profile = "custom"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(MISBEHAVING))}]
+startup_timeout_s = {startup_timeout_s}
+env = {{ HANG_AT_START = "1", START_LOG_FILE = {json.dumps(str(state / "hang-starts.log"))}, CHILD_LOG_FILE = {json.dumps(str(state / "hang-children.log"))} }}
+"""
+    )
+    extra = facade.state_dir / "hangs.jsonl"
+    extra.write_text(json.dumps(HANGS_TOOL) + "\n", encoding="utf-8")
+    conn = connect(facade.db)
+    try:
+        load_catalog(conn, seed_dir=None, user_files=[harvested_catalog, extra])
+    finally:
+        conn.close()
 
 
 async def wait_until(predicate, timeout_s: float = 10.0, interval_s: float = 0.05) -> bool:

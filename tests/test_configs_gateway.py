@@ -186,3 +186,19 @@ def test_an_http_backend_becomes_an_mcp_host_target_and_placeholders_expand(tmp_
         "args": ["--root", "."],
         "env": {"NOTES_FILE": "/srv/router-data/notes.json"},
     }
+
+
+def test_the_route_sends_the_routers_role_header_from_the_verified_claim(committed):
+    """An HTTP router behind the gateway gets its role from the JWT, never from the caller:
+    the header is set (replacing a caller's) to the CEL value of the claim."""
+    import cel
+
+    transform = route_of(committed)["policies"]["transformations"]["request"]
+    assert set(transform) == {"set"}
+    [(header, expression)] = transform["set"].items()
+    assert header == "x-context-router-role"
+    program = cel.compile(expression)
+    for role in ROLE_MATRIX:
+        assert program.execute({"jwt": {"role": role.name}}) == role.name
+    with pytest.raises((RuntimeError, KeyError, ValueError, TypeError)):
+        program.execute({"jwt": {}})  # no claim: no header, and the router refuses the request

@@ -5,16 +5,21 @@ share one SQLite file."""
 import json
 import time
 
+import anyio
 import pytest
 
 from router.db import connect
 from router.facade import breaker
 from router.facade.breaker import BreakerPolicy, BreakerState
+from tests.db_rows import rows
 from tests.facade_support import (
+    add_hanging_backend,
     audit_rows,
     breaker_row,
     call_log,
+    logged_pids,
     text_of,
+    wait_until,
 )
 
 POLICY = BreakerPolicy(failure_threshold=3, open_seconds=60.0)
@@ -158,3 +163,64 @@ async def test_search_shows_an_open_breakers_tool_as_unavailable(facade):
     hits = {hit["name"]: hit for hit in json.loads(text_of(result))["tools"]}
     assert hits["whoami"].get("available") is False
     assert all(hit.get("available", True) for name, hit in hits.items() if name != "whoami")
+
+
+# --- the breaker of a whole backend server (its process failing) ----------------------------
+
+
+def test_process_failures_open_the_servers_breaker_and_a_tool_error_does_not_count(conn):
+    now = 1_000.0
+    for _ in range(2):
+        breaker.record(conn, "misbehaving", False, now, POLICY, "crashed", breaker.BACKEND_ROWS)
+    # an answer from the process (even a JSON-RPC error) shows it works: the count restarts
+    breaker.record(conn, "misbehaving", True, now, POLICY, None, breaker.BACKEND_ROWS)
+    for _ in range(3):
+        breaker.record(conn, "misbehaving", False, now, POLICY, "hung", breaker.BACKEND_ROWS)
+    assert not breaker.check(conn, "misbehaving", now + 1, POLICY, breaker.BACKEND_ROWS).allowed
+    # per-tool rows are apart: the tool breaker of a same-named tool is untouched
+    assert breaker.check(conn, "misbehaving", now + 1, POLICY).allowed
+    row = conn.execute("SELECT server, state, consecutive_failures FROM v_backend_breaker_state").fetchall()
+    assert row == [("misbehaving", "open", 3)]
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_a_server_whose_process_fails_three_times_is_refused_for_all_its_tools(
+    facade, harvested_catalog
+):
+    add_hanging_backend(facade, harvested_catalog)
+    starts = facade.state_dir / "hang-starts.log"
+    async with facade.router(extra_args=("--no-wake-on-search",)) as router:
+        for _ in range(3):
+            timed_out = await router.call_tool("mcp_call_tool", {"toolName": "hangs_whoami", "args": {}})
+            assert "did not finish starting" in text_of(timed_out)
+        refused = await router.call_tool("mcp_call_tool", {"toolName": "hangs_whoami", "args": {}})
+        assert refused.is_error
+        assert "backend server 'hangs' failed to start, crashed or hung 3 times in a row" in text_of(refused)
+        assert len(logged_pids(starts)) == 3  # refused without starting a fourth process
+        found = await router.call_tool("mcp_search_tools", {"query": "hangs whoami never finishes starting"})
+    hits = {hit["name"]: hit for hit in json.loads(text_of(found))["tools"]}
+    assert hits["hangs_whoami"].get("available") is False
+    assert hits.get("whoami", {}).get("available", True) is True  # another server's tool
+    row = rows(facade.db, "SELECT * FROM v_backend_breaker_state")
+    assert [(r["server"], r["state"], r["consecutive_failures"]) for r in row] == [("hangs", "open", 3)]
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_search_does_not_respawn_a_backend_that_failed_to_start(facade, harvested_catalog):
+    add_hanging_backend(facade, harvested_catalog)
+    starts = facade.state_dir / "hang-starts.log"
+    async with facade.router() as router:  # wake on search: on
+        for _ in range(10):
+            found = await router.call_tool(
+                "mcp_search_tools", {"query": "hangs whoami never finishes starting"}
+            )
+            assert json.loads(text_of(found))["tools"][0]["name"] == "hangs_whoami"
+            await anyio.sleep(0.3)
+        assert await wait_until(lambda: len(logged_pids(starts)) >= 1, timeout_s=5)
+        await anyio.sleep(1.5)
+        # one background start, which failed; no search starts it again
+        assert len(logged_pids(starts)) == 1
+    row = rows(facade.db, "SELECT server, consecutive_failures FROM v_backend_breaker_state")
+    assert row == [{"server": "hangs", "consecutive_failures": 1}]

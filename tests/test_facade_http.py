@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 
 import anyio
 import httpx2
@@ -72,31 +73,26 @@ def everything_http():
         process.wait(timeout=10)
 
 
-@pytest.fixture
-def http_router(facade, everything_http, tmp_path):
-    """The router over HTTP, with server-everything (HTTP) declared and in its catalog."""
-    url, _ = everything_http
-    facade.reconfigure(extra=f'\n[servers.everything]\nprofile = "core"\nurl = "{url}"\n')
-    lines = anyio.run(
-        harvest, facade.servers_file, facade.workspace, tmp_path / "data", ("everything", "time")
-    )
-    load_test_catalog(facade.db, write_catalog_file(tmp_path / "everything.jsonl", lines))
+@contextmanager
+def serving_http(facade, role: str | None):
+    """`context-router serve --http` on a free loopback port, with `--role` if given."""
     port = free_port()
+    argv = [
+        str(CONTEXT_ROUTER),
+        "serve",
+        "--http",
+        f"127.0.0.1:{port}",
+        "--db",
+        str(facade.db),
+        "--servers",
+        str(facade.servers_file),
+        "--workspace",
+        str(facade.workspace),
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "CONTEXT_ROUTER_ROLE"}
     process = subprocess.Popen(
-        [
-            str(CONTEXT_ROUTER),
-            "serve",
-            "--http",
-            f"127.0.0.1:{port}",
-            "--db",
-            str(facade.db),
-            "--servers",
-            str(facade.servers_file),
-            "--workspace",
-            str(facade.workspace),
-            "--role",
-            "director",
-        ],
+        argv + (["--role", role] if role else []),
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -108,13 +104,29 @@ def http_router(facade, everything_http, tmp_path):
         process.wait(timeout=15)
 
 
-def http_client(url: str, role: str | None) -> Client:
-    headers = {"X-Context-Router-Role": role} if role else {}
+@pytest.fixture
+def http_router(facade, everything_http, tmp_path):
+    """The router over HTTP started with --role staff-backend, with server-everything (HTTP)
+    declared and in its catalog."""
+    url, _ = everything_http
+    facade.reconfigure(extra=f'\n[servers.everything]\nprofile = "core"\nurl = "{url}"\n')
+    lines = anyio.run(
+        harvest, facade.servers_file, facade.workspace, tmp_path / "data", ("everything", "time")
+    )
+    load_test_catalog(facade.db, write_catalog_file(tmp_path / "everything.jsonl", lines))
+    with serving_http(facade, "staff-backend") as served:
+        yield served
+
+
+def http_client(url: str, role: str | list[str] | None) -> Client:
+    """A client sending the role header once (a name), several times (a list), or not (None)."""
+    values = [] if role is None else [role] if isinstance(role, str) else role
+    headers = httpx2.Headers([("X-Context-Router-Role", value) for value in values])
     return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers)))
 
 
 @pytest.mark.anyio
-async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_the_header(
+async def test_router_over_http_forwards_to_an_http_backend_with_a_header_lowering_the_role(
     http_router, everything_http, facade
 ):
     url, port = http_router
@@ -142,10 +154,10 @@ async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_t
             "mcp_call_tool", {"toolName": "echo", "args": {"message": "read only"}}
         )
     async with http_client(url, None) as default_role:  # no header: the router's --role
-        default_denied = await default_role.call_tool(
+        default_allowed = await default_role.call_tool(
             "mcp_call_tool", {"toolName": "toggle-simulated-logging", "args": {}}
         )
-    async with http_client(url, "overlord") as bogus:
+    async with http_client(url, "overlord" * 100) as bogus:
         bogus_role = await bogus.call_tool("mcp_search_tools", {"query": "echo"})
 
     assert text_of(echoed) == "Echo: over http" and not echoed.is_error
@@ -153,8 +165,9 @@ async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_t
     assert "5" in text_of(summed)
     assert denied.is_error and "role 'director' may not call" in text_of(denied)
     assert text_of(allowed) == "Echo: read only"
-    assert default_denied.is_error and "director" in text_of(default_denied)
-    assert bogus_role.is_error and "unknown role 'overlord'" in text_of(bogus_role)
+    assert not default_allowed.is_error, text_of(default_allowed)
+    assert bogus_role.is_error and "unknown role 'overlordoverlord" in text_of(bogus_role)
+    assert len(text_of(bogus_role)) < 400  # the 800-character header is not echoed whole
     rows = [(r["role"], r["target"], r["outcome"]) for r in audit_rows(facade.db)]
     assert rows == [
         ("staff-backend", "echo", "ok"),
@@ -162,8 +175,59 @@ async def test_router_over_http_forwards_to_an_http_backend_with_the_role_from_t
         ("staff-backend", "get-sum", "ok"),
         ("director", "toggle-simulated-logging", "denied"),
         ("director", "echo", "ok"),
-        ("director", "toggle-simulated-logging", "denied"),
+        ("staff-backend", "toggle-simulated-logging", "ok"),
     ]
+
+
+WRITE_FILE = {"toolName": "write_file", "args": {"path": "written-over-http.txt", "content": "x"}}
+
+
+@pytest.mark.anyio
+async def test_without_role_no_empty_or_doubled_header_never_lets_write_file_run(facade):
+    """A router started without --role serves only requests naming exactly one valid role."""
+    written = facade.workspace / "written-over-http.txt"
+    with serving_http(facade, None) as (url, _):
+        refused = {}
+        for label, header in {
+            "no header": None,
+            "empty header": "",
+            "two headers": ["staff-backend", "director"],
+            "two headers, reversed": ["director", "staff-backend"],
+            "two values in one": "staff-backend, director",
+        }.items():
+            async with http_client(url, header) as client:
+                refused[label] = await client.call_tool("mcp_call_tool", WRITE_FILE)
+                search = await client.call_tool("mcp_search_tools", {"query": "write a file"})
+                assert search.is_error, label
+        async with http_client(url, "director") as director:
+            denied = await director.call_tool("mcp_call_tool", WRITE_FILE)
+    for label, result in refused.items():
+        assert result.is_error, label
+    assert "must name its role in one x-context-router-role header" in text_of(refused["no header"])
+    assert "is empty" in text_of(refused["empty header"])
+    assert "was sent 2 times" in text_of(refused["two headers"])
+    assert "unknown role" in text_of(refused["two values in one"])
+    assert denied.is_error and "role 'director' may not call 'write_file'" in text_of(denied)
+    assert not written.exists()
+    # nothing was forwarded: the only audited call is director's refusal
+    assert [
+        (r["role"], r["outcome"]) for r in audit_rows(facade.db) if r["meta_tool"] == "mcp_call_tool"
+    ] == [("director", "denied")]
+
+
+@pytest.mark.anyio
+async def test_a_header_may_lower_the_start_role_but_never_raise_it(facade):
+    written = facade.workspace / "written-over-http.txt"
+    with serving_http(facade, "director") as (url, _):
+        async with http_client(url, "staff-backend") as raised:
+            refused = await raised.call_tool("mcp_call_tool", WRITE_FILE)
+        async with http_client(url, "qa-adversary") as lowered:
+            read = await lowered.call_tool(
+                "mcp_call_tool", {"toolName": "get_current_time", "args": {"timezone": "UTC"}}
+            )
+    assert refused.is_error and "a header may only lower the role" in text_of(refused)
+    assert not read.is_error, text_of(read)
+    assert not written.exists()
 
 
 def test_http_address_parsing_defaults_to_loopback_and_names_bad_input():

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from router.facade.stdio_transport import _next_line
+from router.facade.stdio_transport import UnreadableMessage, _next_line
+from router.jsonrpc_lines import LineClient
+from tests.db_rows import rows
 
 pytestmark = pytest.mark.slow
 
@@ -122,14 +124,67 @@ def read_lines(data: bytes, limit: int) -> list[str]:
         stream.feed_eof()
         lines = []
         while (line := await _next_line(stream)) is not None:
-            lines.append(line.decode())
+            lines.append(line.message if isinstance(line, UnreadableMessage) else line.decode())
         return lines
 
     return asyncio.run(run())
 
 
-def test_an_over_long_line_becomes_its_head_alone_and_the_next_lines_still_arrive():
+def test_an_over_long_line_is_refused_by_name_and_the_next_lines_still_arrive():
     lines = read_lines(b'{"a":1}\n' + b"x" * 5000 + b"\n" + b'{"b":2}\n' + b'{"c":3}', limit=64)
     assert lines[0] == '{"a":1}\n'
-    assert lines[1].startswith("x") and len(lines[1]) <= 256  # a parse error for the SDK, not a crash
+    assert lines[1].startswith("Parse error: request line longer than")  # refused, not a crash
     assert lines[2:] == ['{"b":2}\n', '{"c":3}']  # the last line needs no newline
+
+
+UNREADABLE_LINES = {
+    "truncated JSON": (b'{"jsonrpc":"2.0","id":9,"method":"tools/li', -32700, "while parsing a string"),
+    "invalid UTF-8": (b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"\xff"}}', -32700, "unicode"),
+    "lone surrogate": (
+        b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"\\ud800"}}',
+        -32700,
+        "escape",
+    ),
+    "nested past the limit": (
+        b'{"jsonrpc":"2.0","id":9,"method":"ping","params":' + b'{"a":' * 300 + b"1" + b"}" * 301,
+        -32700,
+        "nested deeper than the parser allows",
+    ),
+    "not JSON-RPC": (b'{"jsonrpc":"2.0","id":9,"method":5}', -32600, "not a JSON-RPC 2.0 message"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE_LINES))
+def test_an_unreadable_line_gets_a_json_rpc_error_within_5_s_and_an_audit_row(tmp_path, case):
+    line, code, words = UNREADABLE_LINES[case]
+    db = tmp_path / "r.db"
+    with LineClient([*ROUTER, "--db", str(db)], os.environ) as client:
+        client.write_raw(line + b"\n")
+        reply = json.loads(client.read_line(timeout_s=5))
+        assert reply["error"]["code"] == code
+        assert words in reply["error"]["message"]
+        # JSON-RPC: an id that could not be read is null; a readable one is echoed
+        assert reply["id"] == (9 if code == -32600 else None)
+        # and the router goes on serving
+        assert client.request("tools/list")["tools"]
+    audited = rows(db, "SELECT meta_tool, outcome, error FROM audit")
+    assert [(r["meta_tool"], r["outcome"]) for r in audited] == [("(unreadable request)", "invalid_request")]
+    assert words in audited[0]["error"]
+
+
+def test_an_over_long_line_is_answered_over_real_stdio(tmp_path, monkeypatch):
+    with LineClient([*ROUTER, "--db", str(tmp_path / "r.db")], os.environ) as client:
+        client.write_raw(
+            b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"y" * (65 * 1024 * 1024) + b'"}}\n'
+        )
+        reply = json.loads(client.read_line(timeout_s=30))
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32700,
+                "message": "Parse error: request line longer than 67108864 bytes (one JSON-RPC message per "
+                "line); refused",
+            },
+        }
+        assert client.request("tools/list")["tools"]

@@ -6,7 +6,7 @@ from typing import Any
 import apsw
 
 from router.db import query_dicts
-from router.errors import UnknownToolError
+from router.errors import UnknownToolError, echo
 
 INSPECT_SQL = "SELECT * FROM v_tool_schema WHERE name = :name"
 
@@ -17,7 +17,7 @@ def inspect_tool(conn: apsw.Connection, tool_name: str) -> dict[str, Any]:
     rows = query_dicts(conn, INSPECT_SQL, {"name": tool_name})
     if not rows:
         raise UnknownToolError(
-            f"no tool named {tool_name!r} in the catalog; use mcp_search_tools to find one"
+            f"no tool named {echo(tool_name)} in the catalog; use mcp_search_tools to find one"
         )
     row = rows[0]
     definition: dict[str, Any] = {"name": row["name"]}

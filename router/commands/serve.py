@@ -13,7 +13,7 @@ import apsw
 from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
 from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
-from router.paths import resolve_db_path, servers_files
+from router.paths import resolve_db_path, servers_files, user_servers_file
 from router.servers import load_servers
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -32,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--role",
         choices=ROLE_NAMES,
-        help=f"caller's role (default: ${ROLE_ENV_VAR}, else {DEFAULT_ROLE}); over HTTP a "
-        "request may name its own in the X-Context-Router-Role header",
+        help=f"caller's role (default: ${ROLE_ENV_VAR}, else {DEFAULT_ROLE} over stdio); over "
+        "HTTP the highest role a request may have: its X-Context-Router-Role header may only "
+        "lower it, and without --role every request must send exactly one",
     )
     add_servers_option(parser)
     parser.add_argument(
@@ -77,37 +78,59 @@ def _is_loopback(host: str) -> bool:
 
 
 def _check_startup(options) -> None:
-    """Fail before serving, with a clear message, on a database or servers.toml that cannot work."""
-    from router.db import connect
+    """Fail before serving, with a clear message, on a database or servers.toml that cannot
+    work: the database must open, be current, and take a write (every call writes the audit)."""
+    from router.db import check_writable, connect, describe_database_error
     from router.facade.backends import BackendPool, Placeholders, default_data_dir
 
     try:
-        connect(options.db_path).close()
+        conn = connect(options.db_path)
+        try:
+            check_writable(conn)
+        finally:
+            conn.close()
     except apsw.Error as exc:
-        raise RouterError(f"--db {options.db_path}: cannot open the database: {exc}") from None
+        raise RouterError(
+            f"--db: cannot serve: {describe_database_error(exc, options.db_path)} "
+            "(every call writes an audit row)"
+        ) from None
     BackendPool(options.servers, Placeholders(options.workspace, default_data_dir(options.db_path)))
 
 
 def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
+    from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
+    from router.facade.servers_reload import ServersSource
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
-    role = get_role(args.role or os.environ.get(ROLE_ENV_VAR) or DEFAULT_ROLE)
+    start_role = args.role or os.environ.get(ROLE_ENV_VAR)
+    # Over HTTP a router started without a role takes each request's header (failing closed:
+    # router/facade/http_roles.py); over stdio the default role applies.
+    role = get_role(start_role) if start_role else (None if args.http else get_role(DEFAULT_ROLE))
     workspace = (args.workspace or Path.cwd()).resolve()
     if not workspace.is_dir():
         raise RouterError(f"--workspace {workspace}: not a directory")
+    files = servers_files(args.servers)
     options = ServeOptions(
         db_path=resolve_db_path(args.db),
-        servers=load_servers(servers_files(args.servers)),
+        servers=load_servers(files),
+        # read again, through the same function, when a layer changes while serving (the
+        # user's servers file is watched even before it exists: `import` may write it)
+        servers_source=ServersSource(
+            tuple(dict.fromkeys([*files, user_servers_file()])),
+            lambda: load_servers(servers_files(args.servers)),
+        ),
         role=role,
         workspace=workspace,
         wake_on_search=not args.no_wake_on_search,
         now=clock_with_offset(),
     )
     _check_startup(options)
+    # what backends start and orphan becomes this process's child, so it can be ended too
+    options.adopts_orphans = become_subreaper()
     if args.http:
         host, port = parse_http_address(args.http)
         if not _is_loopback(host):

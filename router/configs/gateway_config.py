@@ -5,15 +5,21 @@ The router is one stdio target per role (`router-<role>`, started with CONTEXT_R
 and a caller reaches only the one its JWT `role` claim names: the role the router enforces
 is fixed by the gateway's config, never by what a caller says. Backends are targets too, so
 a client that wants them directly still gets exactly the matrix's decisions.
+
+The route also sets the router's role header (X-Context-Router-Role) from the verified JWT
+`role` claim, replacing whatever the caller sent: a router reached over HTTP (`serve --http`
+without --role, as a `mcp: {host}` target in place of the per-role stdio ones) then gets the
+role the identity provider vouched for, and refuses a request that has none.
 """
 
 import string
 from typing import Any
 
 from router.agents.roles import ROLE_ENV_VAR
-from router.configs.cel_rules import role_rules
+from router.configs.cel_rules import ROLE_CLAIM, role_rules
 from router.configs.inputs import ConfigInputs
 from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR, router_entry_name
+from router.facade.http_roles import ROLE_HEADER
 from router.servers import ServerConfig
 
 GATEWAY_PORT = 3000
@@ -26,6 +32,7 @@ GATEWAY_WORKSPACE = "."
 JWT_ISSUER = "context-router"
 JWT_AUDIENCE = "context-router-gateway"
 JWKS_FILE = "./gateway-jwks.json"
+ROLE_HEADER_VALUE = f"jwt.{ROLE_CLAIM}"
 
 
 def router_target(role_name: str, entry_name: str) -> dict[str, Any]:
@@ -58,6 +65,8 @@ def gateway_config(inputs: ConfigInputs, data_dir: str = DEFAULT_GATEWAY_DATA_DI
             "audiences": [JWT_AUDIENCE],
             "jwks": {"file": JWKS_FILE},
         },
+        # a CEL expression: the claim jwtAuth verified, never a header the caller wrote
+        "transformations": {"request": {"set": {ROLE_HEADER: ROLE_HEADER_VALUE}}},
         "mcpAuthorization": {"rules": role_rules(inputs.roles, inputs.tools)},
     }
     route = {

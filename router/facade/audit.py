@@ -29,6 +29,10 @@ BACKEND_FAILED = "backend_failed"
 TIMEOUT = "timeout"
 INTERRUPTED = "interrupted"
 INTERNAL_ERROR = "internal_error"  # a bug in the router, not the caller's or backend's doing
+DATABASE_BUSY = "database_busy"  # another process held the write lock past the call's wait
+INVALID_REQUEST = "invalid_request"  # a request line that is not JSON-RPC (answered -32700/-32600)
+# meta_tool of an invalid_request row: no meta-tool could be read from the line
+UNREADABLE_REQUEST = "(unreadable request)"
 MAX_ERROR_CHARS = 1000
 
 # Added to a call's backend timeouts for its deadline: the router's own work around the

@@ -16,20 +16,23 @@ notifications, which are logged and dropped.
 
 The process is started as the SDK starts one (its own session, so its whole group can be
 signalled; the SDK's safe default environment plus the configured one) and stopped as the
-spec says: stdin closed, then SIGTERM to its group, then SIGKILL.
+spec says: stdin closed, then SIGTERM to its group, then SIGKILL; then whatever it started
+and left behind is killed too (router/facade/process_tree.py).
 """
 
 import asyncio
 import json
 import logging
-import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
 from typing import IO, Any
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
+import psutil
 from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
@@ -37,6 +40,7 @@ from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from router import __version__, jsonrpc_lines
+from router.facade import process_tree
 
 logger = logging.getLogger(__name__)
 
@@ -144,10 +148,15 @@ class StdioBackendSession:
         except OSError:
             pass
         finally:
-            self._closed = True
-            for answer in self._in_flight.values():
-                if not answer.done():
-                    answer.set_exception(_closed())
+            self.close()
+
+    def close(self) -> None:
+        """No more answers will come (stdout closed, or the process exited while something it
+        started still holds stdout open): every call in flight fails as closed."""
+        self._closed = True
+        for answer in self._in_flight.values():
+            if not answer.done():
+                answer.set_exception(_closed())
 
     async def _dispatch(self, line: bytes) -> None:
         try:
@@ -210,51 +219,114 @@ def _as_int(request_id: Any) -> int | None:
 
 # --- the process --------------------------------------------------------------------------
 
+# Backend processes started and not yet seen to exit: asyncio's child watcher reaps them, so
+# nothing else may wait for them (router/facade/process_tree.py reaps only adopted orphans).
+LIVE_BACKEND_PIDS: set[int] = set()
+
+
+class _ExitWatchingProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own protocol for a subprocess, plus an event set the moment the process
+    exits: Process.wait() also waits for its pipes to close, and a descendant still holding
+    the backend's stdout would keep that from happening for as long as it lives."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+@dataclass
+class BackendProcess:
+    """A running backend: the process, when it exited, and the tag its descendants inherit."""
+
+    process: asyncio.subprocess.Process
+    exited: asyncio.Event
+    tag: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
 
 @asynccontextmanager
 async def backend_process(
-    params: StdioServerParameters, stderr: IO[bytes]
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """The backend's process for as long as the context lasts, then stopped (shielded)."""
-    process = await asyncio.create_subprocess_exec(
+    params: StdioServerParameters, stderr: IO[bytes], tag: str = ""
+) -> AsyncIterator[BackendProcess]:
+    """The backend's process for as long as the context lasts, then stopped with everything it
+    started (shielded: a cancelled caller still ends it)."""
+    loop = asyncio.get_running_loop()
+    env = get_default_environment() | (params.env or {})
+    if tag:
+        env[process_tree.BACKEND_TAG_ENV] = tag
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ExitWatchingProtocol(MAX_LINE_BYTES, loop),
         params.command,
         *params.args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=stderr,
-        env=get_default_environment() | (params.env or {}),
+        env=env,
         cwd=params.cwd,
-        start_new_session=True,  # its own group: a SIGTERM reaches its children too
-        limit=MAX_LINE_BYTES,
+        start_new_session=True,  # its own session and group: one signal reaches its children
     )
+    process = asyncio.subprocess.Process(transport, protocol, loop)
+    running = BackendProcess(process, protocol.exited, tag)
+    if not protocol.exited.is_set():
+        LIVE_BACKEND_PIDS.add(process.pid)
     try:
-        yield process
+        yield running
     finally:
         with anyio.CancelScope(shield=True):
-            await stop_process(process)
+            try:
+                await stop_process(running)
+            finally:
+                LIVE_BACKEND_PIDS.discard(process.pid)
+                transport.close()
 
 
-async def stop_process(process: asyncio.subprocess.Process) -> None:
+async def stop_process(running: BackendProcess) -> None:
+    """The spec's shutdown (stdin closed, then SIGTERM, then SIGKILL, to the whole group),
+    then SIGKILL to whatever the backend started and left behind: in its group, elsewhere in
+    its tree (found before it exited), or adopted by the router (tagged)."""
+    process = running.process
+    members = await _tree(process.pid)
     if process.stdin is not None:
         with suppress(OSError, RuntimeError):
             process.stdin.close()
-    if await _exited_within(process, EXIT_AFTER_STDIN_CLOSE_S):
-        return
-    _signal_group(process, signal.SIGTERM)
-    if await _exited_within(process, EXIT_AFTER_SIGTERM_S):
-        return
-    _signal_group(process, signal.SIGKILL)
-    if not await _exited_within(process, REAP_AFTER_SIGKILL_S):
-        logger.warning("backend process %d is still alive after SIGKILL; abandoning it", process.pid)
+    if not await _exited_within(running, EXIT_AFTER_STDIN_CLOSE_S):
+        members = _union(members, await _tree(process.pid))
+        process_tree.signal_group(process.pid, signal.SIGTERM)
+        process_tree.signal_all(members[1:], signal.SIGTERM)
+        if not await _exited_within(running, EXIT_AFTER_SIGTERM_S):
+            process_tree.signal_group(process.pid, signal.SIGKILL)
+            if not await _exited_within(running, REAP_AFTER_SIGKILL_S):
+                logger.warning("backend process %d is still alive after SIGKILL; abandoning it", process.pid)
+    # The leader is gone (it had its chance to end its children): the rest is killed now.
+    process_tree.signal_group(process.pid, signal.SIGKILL)
+    process_tree.signal_all(members[1:], signal.SIGKILL)
+    if running.tag:
+        await anyio.to_thread.run_sync(_kill_orphans, running.tag)
 
 
-async def _exited_within(process: asyncio.subprocess.Process, seconds: float) -> bool:
+def _kill_orphans(tag: str) -> None:
+    exclude = set(LIVE_BACKEND_PIDS)
+    process_tree.kill_and_reap(process_tree.tagged_orphans(tag, exclude), exclude)
+
+
+async def _tree(pid: int) -> list[psutil.Process]:
+    return await anyio.to_thread.run_sync(process_tree.tree, pid)
+
+
+def _union(first: list[psutil.Process], second: list[psutil.Process]) -> list[psutil.Process]:
+    seen = {p.pid for p in first}
+    return first + [p for p in second if p.pid not in seen]
+
+
+async def _exited_within(running: BackendProcess, seconds: float) -> bool:
     with anyio.move_on_after(seconds):
-        await process.wait()
+        await running.exited.wait()
         return True
     return False
-
-
-def _signal_group(process: asyncio.subprocess.Process, signum: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signum)

@@ -9,7 +9,6 @@ timeout, a backend that cannot start and a missing program all raise BackendErro
 the caller counts as a failure for the circuit breaker.
 """
 
-import asyncio
 import logging
 import os
 import string
@@ -22,15 +21,22 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from router.errors import RouterError
-from router.facade import audit
-from router.facade.backend_session import StdioBackendSession, backend_process
+from router.facade import audit, process_tree
+from router.facade.backend_session import (
+    LIVE_BACKEND_PIDS,
+    BackendProcess,
+    StdioBackendSession,
+    backend_process,
+)
 from router.facade.backend_stderr import BackendStderr
+from router.facade.breaker import BreakerPolicy
 from router.programs import program_search_dirs, resolve_command
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
 
@@ -40,6 +46,8 @@ logger = logging.getLogger(__name__)
 MAX_REAP_INTERVAL_S = 30.0
 MIN_REAP_INTERVAL_S = 0.05
 BACKEND_CONNECT_MODE = "legacy"
+# How often adopted orphans that exited are reaped (a /proc scan).
+ORPHAN_REAP_INTERVAL_S = 5.0
 # How long the router waits for all backends to stop when it shuts down.
 SHUTDOWN_GRACE_S = 5.0
 
@@ -51,17 +59,35 @@ class BackendSession(Protocol):
 
 
 class BackendError(RouterError):
-    """A backend could not serve a call; counts as a failure for the circuit breaker."""
+    """A backend could not serve a call; counts as a failure for the circuit breaker.
+
+    `process_failure`: the backend's process itself failed (it did not start, crashed or
+    hung), which counts against the whole backend, not only the tool called."""
 
     outcome = audit.BACKEND_FAILED
+    process_failure = False
 
 
 class MissingProgramError(BackendError):
     outcome = audit.MISSING_PROGRAM
+    process_failure = True
+
+
+class BackendStartError(BackendError):
+    process_failure = True
 
 
 class BackendTimeoutError(BackendError):
+    """A start or a call that took too long; the backend's process is ended."""
+
     outcome = audit.TIMEOUT
+    process_failure = True
+
+
+class BackendCrashedError(BackendError):
+    """The process exited (or closed its stdout) while a call was in flight."""
+
+    process_failure = True
 
 
 @dataclass(frozen=True)
@@ -82,8 +108,31 @@ class Placeholders:
             ) from None
 
 
+class _Run:
+    """One start of a backend: the supervisor task that owns its process (or HTTP client),
+    and the session calls borrow while it lasts. Cancelling `scope` ends it, process group
+    and all."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.scope = anyio.CancelScope()
+        self.ready = anyio.Event()
+        self.done = anyio.Event()
+        self.session: BackendSession | None = None
+        self.failure: BaseException | None = None
+        self.process: BackendProcess | None = None
+
+
+# After a backend's process exits, how long its stdout may still be read for answers it wrote
+# just before; a descendant holding the pipe open must not turn a crash into a timeout.
+DRAIN_AFTER_EXIT_S = 0.2
+
+
 class Backend:
-    """One declared backend server and, while it runs, its client session."""
+    """One declared backend server and, while it runs, its client session.
+
+    At most one start of it is alive at a time: a new start first ends the one before, and
+    only the current start's supervisor may clear what calls borrow."""
 
     def __init__(
         self,
@@ -96,19 +145,29 @@ class Backend:
         self.timeouts = timeouts
         self.placeholders = placeholders
         self.clock = clock
-        self.client: BackendSession | None = None
         self.last_used = clock()
         self.in_flight = 0
         self.starts = 0
         self._start_lock = anyio.Lock()
-        self._stop: anyio.Event | None = None
-        self._done: anyio.Event | None = None
+        self._run: _Run | None = None
+        self._runs_begun = 0
         # the stderr of the process started last (stdio backends only)
         self._stderr: BackendStderr | None = None
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def client(self) -> BackendSession | None:
+        run = self._run
+        return run.session if run is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The running process's id (stdio backends)."""
+        run = self._run
+        return run.process.pid if run is not None and run.process is not None else None
 
     def check_placeholders(self) -> None:
         """Expand every placeholder once, so a typo is reported when the router starts."""
@@ -119,6 +178,10 @@ class Backend:
     @property
     def running(self) -> bool:
         return self.client is not None
+
+    @property
+    def starting(self) -> bool:
+        return self._start_lock.locked()
 
     def _target(self) -> StdioServerParameters | str:
         where = f"servers.toml [servers.{self.name}]"
@@ -141,66 +204,74 @@ class Backend:
         )
 
     async def ensure_started(self, task_group: anyio.abc.TaskGroup) -> BackendSession:
-        if self.client is not None:  # the usual case; taking the lock would cost a loop turn
-            return self.client
+        client = self.client
+        if client is not None:  # the usual case; taking the lock would cost a loop turn
+            return client
         async with self._start_lock:
-            if self.client is not None:
-                return self.client
+            client = self.client
+            if client is not None:
+                return client
+            await self._end_previous_run()
             target = self._target()
             self.placeholders.data_dir.mkdir(parents=True, exist_ok=True)
-            ready = anyio.Event()
-            failure: list[BaseException] = []
-            self._stop, self._done = anyio.Event(), anyio.Event()
-            task_group.start_soon(self._supervise, target, ready, failure, self._stop, self._done)
+            self._runs_begun += 1
+            run = self._run = _Run(self._runs_begun)
+            task_group.start_soon(self._supervise, target, run)
             with anyio.move_on_after(self.timeouts.startup_timeout_s) as waited:
-                await ready.wait()
+                await run.ready.wait()
             if waited.cancelled_caught:
-                self.stop()
+                run.scope.cancel()  # its supervisor ends the process group
                 raise BackendTimeoutError(
                     f"backend {self.name!r} did not finish starting within "
                     f"{self.timeouts.startup_timeout_s:g} s; it was stopped"
                 )
-            if self.client is None:
-                cause = failure[0] if failure else None
-                raise BackendError(
-                    f"backend {self.name!r} failed to start: {_describe(cause)}{await self._last_words()}"
-                ) from cause
+            if run.session is None:
+                raise BackendStartError(
+                    f"backend {self.name!r} failed to start: {_describe(run.failure)}"
+                    f"{await self._last_words()}"
+                ) from run.failure
             self.starts += 1
-            return self.client
+            return run.session
+
+    def follow(self, previous: "Backend") -> None:
+        """Replace `previous` (its declaration changed): its run, still stopping, is waited
+        for before this one first starts."""
+        self._run = previous._run
+        self._runs_begun = previous._runs_begun
+
+    async def _end_previous_run(self) -> None:
+        """A start still stopping (after a crash, a hang, an idle stop) is waited for, so one
+        backend never has two processes; stopping is bounded (backend_session.stop_process)."""
+        previous = self._run
+        if previous is not None and not previous.done.is_set():
+            previous.scope.cancel()
+            await previous.done.wait()
 
     async def _last_words(self) -> str:
         """What the backend last wrote to stderr (redacted), for an error message."""
         tail = await self._stderr.tail() if self._stderr is not None else ""
         return f"; its stderr ended with: {tail}" if tail else ""
 
-    async def _supervise(
-        self,
-        target: StdioServerParameters | str,
-        ready: anyio.Event,
-        failure: list[BaseException],
-        stop: anyio.Event,
-        done: anyio.Event,
-    ) -> None:
+    async def _supervise(self, target: StdioServerParameters | str, run: _Run) -> None:
         try:
-            async with self._session(target, stop) as session:
-                self.client = session
-                self.last_used = self.clock()
-                ready.set()
-                await stop.wait()
+            with run.scope:
+                async with self._session(target, run) as session:
+                    run.session = session
+                    self.last_used = self.clock()
+                    run.ready.set()
+                    await anyio.sleep_forever()
         except Exception as exc:  # a backend that dies must never take the router with it
-            failure.append(exc)
+            run.failure = exc
             logger.warning("backend %s stopped: %s", self.name, _describe(exc))
         finally:
-            self.client = None
-            ready.set()
-            done.set()
+            run.session = None
+            run.ready.set()
+            run.done.set()
 
     @asynccontextmanager
-    async def _session(
-        self, target: StdioServerParameters | str, stop: anyio.Event
-    ) -> AsyncIterator[BackendSession]:
-        """An initialized session; a stdio backend that closes its stdout sets `stop`, so the
-        next call starts it again instead of failing on a dead pipe."""
+    async def _session(self, target: StdioServerParameters | str, run: _Run) -> AsyncIterator[BackendSession]:
+        """An initialized session. A stdio backend whose stdout closes or whose process exits
+        ends its run, so the next call starts it again instead of failing on a dead pipe."""
         if isinstance(target, str):
             # Streamable HTTP: the SDK's client, with the initialize handshake (2025-11-25)
             # every server speaks (its 2026 per-request envelope costs more per call).
@@ -210,26 +281,35 @@ class Backend:
         # the backend's environment: its configured secrets are redacted from its stderr too
         stderr = self._stderr = BackendStderr(self.name, target.env or {})
         try:
-            async with backend_process(target, stderr.child_end()) as process:
+            tag = process_tree.backend_tag(self.name, run.number)
+            async with backend_process(target, stderr.child_end(), tag) as process:
+                run.process = process
                 stderr.close_child_end()
-                async with self._stdio_session(process, stop) as session:
+                async with self._stdio_session(process, run) as session:
                     yield session
         finally:
             stderr.close_child_end()
 
     @asynccontextmanager
-    async def _stdio_session(
-        self, process: asyncio.subprocess.Process, stop: anyio.Event
-    ) -> AsyncIterator[StdioBackendSession]:
-        assert process.stdout is not None and process.stdin is not None
+    async def _stdio_session(self, process: BackendProcess, run: _Run) -> AsyncIterator[StdioBackendSession]:
+        stdout, stdin = process.process.stdout, process.process.stdin
+        assert stdout is not None and stdin is not None
         async with anyio.create_task_group() as tg:
-            session = StdioBackendSession(process.stdout, process.stdin, self.name)
+            session = StdioBackendSession(stdout, stdin, self.name)
 
             async def serve_until_closed() -> None:
                 await session.serve()
-                stop.set()
+                run.scope.cancel()
+
+            async def end_when_the_process_exits() -> None:
+                await process.exited.wait()
+                with anyio.move_on_after(DRAIN_AFTER_EXIT_S):
+                    await anyio.sleep_forever()  # serve() may still read answers written last
+                session.close()
+                run.scope.cancel()
 
             tg.start_soon(serve_until_closed)
+            tg.start_soon(end_when_the_process_exits)
             await session.initialize()
             try:
                 yield session
@@ -249,7 +329,7 @@ class Backend:
                 except MCPError as exc:
                     if exc.error.code == CONNECTION_CLOSED:
                         self.stop()
-                        raise BackendError(
+                        raise BackendCrashedError(
                             f"backend {self.name!r} closed the connection during {tool!r} "
                             "(its process exited or crashed); the call may not have completed"
                             f"{await self._last_words()}"
@@ -277,14 +357,16 @@ class Backend:
             self.last_used = self.clock()
 
     def stop(self) -> None:
-        """Ask the supervisor to close the session (the SDK then ends the process)."""
-        if self._stop is not None:
-            self._stop.set()
-        self.client = None
+        """End the current start (its supervisor stops the process and all it started)."""
+        run = self._run
+        if run is not None:
+            run.session = None
+            run.scope.cancel()
 
     async def wait_stopped(self) -> None:
-        if self._done is not None:
-            await self._done.wait()
+        run = self._run
+        if run is not None:
+            await run.done.wait()
 
 
 def _describe(exc: BaseException | None) -> str:
@@ -305,9 +387,15 @@ class BackendPool:
         servers: ServersConfig,
         placeholders: Placeholders,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        adopts_orphans: bool = False,
     ) -> None:
         self.config = servers
+        self.placeholders = placeholders
         self.clock = clock
+        # `serve` made this process a child subreaper: orphans of backends become its children,
+        # and the exited ones are reaped here (never in a process with other children)
+        self.adopts_orphans = adopts_orphans
         # what a started audit row's deadline allows any call; the config never changes while
         # the router runs, so it is worked out once, not on every call
         self.longest_call_s = servers.longest_call_s()
@@ -318,15 +406,44 @@ class BackendPool:
         for backend in self.backends.values():
             backend.check_placeholders()
         self._task_group: anyio.abc.TaskGroup | None = None
+        # servers a background wake was started for and has not finished
+        self._waking: set[str] = set()
 
     def get(self, server: str) -> Backend | None:
         return self.backends.get(server)
 
+    @property
+    def breaker_policy(self) -> BreakerPolicy:
+        defaults = self.config.defaults
+        return BreakerPolicy(
+            failure_threshold=defaults.breaker_failures, open_seconds=defaults.breaker_open_s
+        )
+
+    def apply(self, servers: ServersConfig) -> None:
+        """Take a changed servers config while running: new servers are callable at once,
+        removed ones are stopped, changed ones are stopped and start again, as declared now,
+        on their next call (never two processes at once: the new start waits for the old)."""
+        updated = {}
+        for name, server in servers.servers.items():
+            backend = Backend(server, servers.timeouts(server), self.placeholders, self.clock)
+            backend.check_placeholders()  # a typo refuses the whole change, before anything stops
+            updated[name] = backend
+        for name, old in self.backends.items():
+            new = updated.get(name)
+            if new is not None and new.config == old.config and new.timeouts == old.timeouts:
+                updated[name] = old  # unchanged: keeps running
+                continue
+            logger.info("backend %s %s: stopping it", name, "changed" if new else "was removed")
+            old.stop()
+            if new is not None:
+                new.follow(old)
+        self.config, self.backends = servers, updated
+        self.longest_call_s = servers.longest_call_s()
+
     async def __aenter__(self) -> "BackendPool":
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        if self.backends:
-            self._task_group.start_soon(self._stop_idle_backends)
+        self._task_group.start_soon(self._stop_idle_backends)
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -336,6 +453,8 @@ class BackendPool:
         with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
             for backend in self.backends.values():
                 await backend.wait_stopped()
+            # orphans of this router's backends, adopted as subreaper, go with it
+            await anyio.to_thread.run_sync(_kill_adopted_orphans)
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(*exc_info)
 
@@ -344,35 +463,57 @@ class BackendPool:
         assert self._task_group is not None, "BackendPool used outside `async with`"
         return await backend.call(self._task_group, tool, arguments)
 
-    def wake_in_background(self, server: str) -> None:
-        """Start a sleeping backend without waiting, so a call soon after skips the cold start."""
+    def wake_in_background(
+        self, server: str, on_failure: Callable[[BackendError], None] | None = None
+    ) -> None:
+        """Start a sleeping backend without waiting, so a call soon after skips the cold start.
+        `on_failure` is told when it cannot start (its server's breaker counts that)."""
         backend = self.backends.get(server)
-        if backend is None or backend.running or self._task_group is None:
+        # a start under way is not queued behind: if it fails, only a call starts it again
+        if backend is None or backend.running or backend.starting or self._task_group is None:
             return
-        self._task_group.start_soon(self._wake_quietly, backend)
+        if server in self._waking:
+            return
+        self._waking.add(server)
+        self._task_group.start_soon(self._wake_quietly, backend, on_failure)
 
-    async def _wake_quietly(self, backend: Backend) -> None:
+    async def _wake_quietly(
+        self, backend: Backend, on_failure: Callable[[BackendError], None] | None
+    ) -> None:
         assert self._task_group is not None
         try:
             await backend.ensure_started(self._task_group)
         except BackendError as exc:
-            # The call that follows (if any) reports and counts the failure itself.
             logger.info("background wake of %s failed: %s", backend.name, exc)
+            if on_failure is not None and exc.process_failure:
+                on_failure(exc)
+        finally:
+            self._waking.discard(backend.name)
 
     def _reap_interval(self) -> float:
-        shortest = min(b.timeouts.idle_stop_s for b in self.backends.values())
+        shortest = min(
+            (b.timeouts.idle_stop_s for b in self.backends.values()), default=MAX_REAP_INTERVAL_S * 4
+        )
         return min(MAX_REAP_INTERVAL_S, max(MIN_REAP_INTERVAL_S, shortest / 4))
 
     async def _stop_idle_backends(self) -> None:
-        interval = self._reap_interval()
+        reaped_at = self.clock()
         while True:
-            await anyio.sleep(interval)
+            await anyio.sleep(self._reap_interval())  # the servers config may change meanwhile
             now = self.clock()
+            if self.adopts_orphans and now - reaped_at >= ORPHAN_REAP_INTERVAL_S:
+                reaped_at = now
+                await anyio.to_thread.run_sync(process_tree.reap_adopted_zombies, set(LIVE_BACKEND_PIDS))
             for backend in self.backends.values():
                 idle_for = now - backend.last_used
                 if backend.running and backend.in_flight == 0 and idle_for >= backend.timeouts.idle_stop_s:
                     logger.info("stopping idle backend %s after %.1f s", backend.name, idle_for)
                     backend.stop()
+
+
+def _kill_adopted_orphans() -> None:
+    exclude = set(LIVE_BACKEND_PIDS)
+    process_tree.kill_and_reap(process_tree.tagged_orphans(None, exclude), exclude)
 
 
 def default_data_dir(db_path: Path) -> Path:

@@ -1,9 +1,12 @@
-"""Circuit breaker per backend tool: a pure state-transition function plus its rows.
+"""Circuit breakers per backend tool and per backend server: a pure state-transition
+function plus its rows.
 
 closed --3 consecutive failures--> open --60 s later, one trial call--> half_open
 half_open --trial succeeds--> closed;  half_open --trial fails--> open (for another 60 s)
 
-The state lives in the `breaker` table, so every router process on the same SQLite file
+A tool's breaker counts every failure of a call to it; a server's (BACKEND_ROWS) counts only
+failures of its process (it did not start, crashed, hung), and opens for all its tools.
+The state lives in the `breaker` and `backend_breaker` tables, so every router process on the same SQLite file
 sees and shares it. Read-modify-write happens inside BEGIN IMMEDIATE, so two processes
 cannot both take the single half-open trial. Time is passed in (`now`, unix seconds), never
 read here, so tests move the clock instead of sleeping.
@@ -75,30 +78,52 @@ def after_call(
 
 # --- rows ---------------------------------------------------------------------------------
 
-SELECT_STATE = """
-SELECT state, consecutive_failures, opened_at, last_error FROM breaker WHERE tool = :tool
-"""
 
-UPSERT_STATE = """
+@dataclass(frozen=True)
+class _Rows:
+    """Where one kind of breaker keeps its state: per tool, or per backend server."""
+
+    select: str
+    upsert: str
+
+
+TOOL_ROWS = _Rows(
+    select="SELECT state, consecutive_failures, opened_at, last_error FROM breaker WHERE tool = :key",
+    upsert="""
 INSERT INTO breaker(tool, state, consecutive_failures, opened_at, updated_at, last_error)
-VALUES (:tool, :state, :consecutive_failures, :opened_at, :updated_at, :last_error)
+VALUES (:key, :state, :consecutive_failures, :opened_at, :updated_at, :last_error)
 ON CONFLICT(tool) DO UPDATE SET
     state = excluded.state, consecutive_failures = excluded.consecutive_failures,
     opened_at = excluded.opened_at, updated_at = excluded.updated_at,
     last_error = excluded.last_error
-"""
+""",
+)
+
+BACKEND_ROWS = _Rows(
+    select="""
+SELECT state, consecutive_failures, opened_at, last_error FROM backend_breaker WHERE server = :key
+""",
+    upsert="""
+INSERT INTO backend_breaker(server, state, consecutive_failures, opened_at, updated_at, last_error)
+VALUES (:key, :state, :consecutive_failures, :opened_at, :updated_at, :last_error)
+ON CONFLICT(server) DO UPDATE SET
+    state = excluded.state, consecutive_failures = excluded.consecutive_failures,
+    opened_at = excluded.opened_at, updated_at = excluded.updated_at,
+    last_error = excluded.last_error
+""",
+)
 
 
-def read_state(conn: apsw.Connection, tool: str) -> BreakerState:
-    row = conn.execute(SELECT_STATE, {"tool": tool}).fetchone()
+def read_state(conn: apsw.Connection, tool: str, rows: _Rows = TOOL_ROWS) -> BreakerState:
+    row = conn.execute(rows.select, {"key": tool}).fetchone()
     return BreakerState(*row) if row else BreakerState()
 
 
-def _write_state(conn: apsw.Connection, tool: str, state: BreakerState) -> None:
+def _write_state(conn: apsw.Connection, key: str, state: BreakerState, rows: _Rows) -> None:
     conn.execute(
-        UPSERT_STATE,
+        rows.upsert,
         {
-            "tool": tool,
+            "key": key,
             "state": state.state,
             "consecutive_failures": state.consecutive_failures,
             "opened_at": state.opened_at,
@@ -108,16 +133,19 @@ def _write_state(conn: apsw.Connection, tool: str, state: BreakerState) -> None:
     )
 
 
-def check(conn: apsw.Connection, tool: str, now: float, policy: BreakerPolicy) -> Admission:
-    """Admit or refuse a call to `tool`, storing a move to half-open atomically."""
+def check(
+    conn: apsw.Connection, tool: str, now: float, policy: BreakerPolicy, rows: _Rows = TOOL_ROWS
+) -> Admission:
+    """Admit or refuse a call to `tool` (or, with BACKEND_ROWS, to a backend server), storing
+    a move to half-open atomically."""
     # Fast path: a closed breaker admits without taking the write lock.
-    if read_state(conn, tool).state == CLOSED:
+    if read_state(conn, tool, rows).state == CLOSED:
         return Admission(True)
     with immediate(conn):
-        current = read_state(conn, tool)
+        current = read_state(conn, tool, rows)
         admission, new_state = admit(current, now, policy)
         if new_state != current:
-            _write_state(conn, tool, new_state)
+            _write_state(conn, tool, new_state, rows)
     return admission
 
 
@@ -128,13 +156,14 @@ def record(
     now: float,
     policy: BreakerPolicy,
     error: str | None = None,
+    rows: _Rows = TOOL_ROWS,
 ) -> BreakerState:
     """Store the outcome of an admitted call; a success on a clean breaker writes nothing."""
-    if succeeded and read_state(conn, tool) == BreakerState():
+    if succeeded and read_state(conn, tool, rows) == BreakerState():
         return BreakerState()
     with immediate(conn):
-        current = read_state(conn, tool)
+        current = read_state(conn, tool, rows)
         new_state = after_call(current, succeeded, now, policy, error)
         if new_state != current:
-            _write_state(conn, tool, new_state)
+            _write_state(conn, tool, new_state, rows)
     return new_state

@@ -17,8 +17,13 @@ INSPECT_SCHEMA = "mcp_inspect_schema"
 CALL_TOOL = "mcp_call_tool"
 
 
+# Arguments are taken as JSON gives them: `limit: true` or `"5"` is refused, not coerced.
+# Strictness is a validation setting only: the published inputSchema bytes do not change.
+STRICT = ConfigDict(extra="forbid", strict=True)
+
+
 class SearchToolsArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     query: str = Field(description="What you want to do, in plain words.")
     profile: str | SkipJsonSchema[None] = Field(
@@ -28,13 +33,13 @@ class SearchToolsArgs(BaseModel):
 
 
 class InspectSchemaArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     toolName: str = Field(description="A name from mcp_search_tools.")
 
 
 class CallToolArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     toolName: str = Field(description="A name from mcp_search_tools.")
     args: dict[str, Any] = Field(

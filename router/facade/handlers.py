@@ -5,10 +5,10 @@ An error a model can act on is raised as ToolCallError (its message is what the 
 reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
 """
 
+import functools
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -23,9 +23,10 @@ from router.catalog.search import search
 from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now
 from router.db import PerConnection, catalog_version, query_dicts
-from router.errors import QueryError, RouterError, UnknownToolError
+from router.errors import QueryError, RouterError, UnknownToolError, echo
 from router.facade import audit, breaker
 from router.facade.backends import BackendError, BackendPool
+from router.facade.database import DatabaseBusyError, FacadeDatabase
 from router.facade.definitions import (
     CALL_TOOL,
     INSPECT_SCHEMA,
@@ -56,7 +57,7 @@ class ToolCallError(RouterError):
 class FacadeContext:
     """What every meta-tool call needs: opened once per router process (or HTTP session)."""
 
-    conn: apsw.Connection
+    db: FacadeDatabase
     role: Role
     session_id: str
     pool: BackendPool
@@ -89,15 +90,20 @@ class _CatalogCallRecord:
     target: str | None = None
 
 
-@contextmanager
-def _audited_catalog_call(ctx: FacadeContext, meta_tool: str, args: Any) -> Iterator[_CatalogCallRecord]:
+Answer = Callable[[apsw.Connection, FacadeContext, Any, _CatalogCallRecord], dict[str, Any]]
+
+
+async def _audited_catalog_call(
+    ctx: FacadeContext, meta_tool: str, args: Any, answer: Answer
+) -> dict[str, Any]:
     """One finished audit row per search or inspect, whatever the outcome: these answer from
-    the catalog alone, so there is nothing to interrupt and no 'started' row is needed."""
+    the catalog alone, so there is nothing to interrupt and no 'started' row is needed, and
+    the row is queued rather than waited for when another process holds the write lock."""
     started = time.perf_counter()
     record = _CatalogCallRecord()
     outcome, error = audit.OK, None
     try:
-        yield record
+        return await ctx.db.read(answer, ctx, args, record)
     except ToolCallError as exc:
         outcome, error = exc.outcome, exc.audit_note
         raise
@@ -105,8 +111,8 @@ def _audited_catalog_call(ctx: FacadeContext, meta_tool: str, args: Any) -> Iter
         outcome, error = audit.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
         raise
     finally:
-        audit.record(
-            ctx.conn,
+        ctx.db.write_soon(
+            audit.record,
             session_id=ctx.session_id,
             role=ctx.role.name,
             meta_tool=meta_tool,
@@ -118,28 +124,40 @@ def _audited_catalog_call(ctx: FacadeContext, meta_tool: str, args: Any) -> Iter
         )
 
 
-def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
-    with _audited_catalog_call(ctx, SEARCH_TOOLS, args):
-        parsed = _parse(SearchToolsArgs, SEARCH_TOOLS, args)
-        try:
-            hits = _run_search(ctx, parsed)
-        except QueryError as exc:
-            raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
-        tools = []
-        for hit in hits:
-            entry = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
-            if not hit.available:
-                entry["available"] = False
-            tools.append(entry)
-        if ctx.wake_on_search and hits:
-            _wake_backends_of(ctx, [hit.name for hit in hits])
-        return {"tools": tools}
+async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
+    result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer)
+    for server in result.pop(_WAKE_KEY, []):
+        ctx.pool.wake_in_background(server, on_failure=functools.partial(record_process_failure, ctx, server))
+    return result
 
 
-def _run_search(ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
+_WAKE_KEY = "_wake"
+
+
+def _search_answer(
+    conn: apsw.Connection, ctx: FacadeContext, args: Any, _record: _CatalogCallRecord
+) -> dict[str, Any]:
+    parsed = _parse(SearchToolsArgs, SEARCH_TOOLS, args)
+    try:
+        hits = _run_search(conn, ctx, parsed)
+    except QueryError as exc:
+        raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
+    tools = []
+    for hit in hits:
+        entry = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
+        if not hit.available:
+            entry["available"] = False
+        tools.append(entry)
+    result: dict[str, Any] = {"tools": tools}
+    if ctx.wake_on_search and hits:
+        result[_WAKE_KEY] = _servers_to_wake(conn, [hit.name for hit in hits])
+    return result
+
+
+def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
     """Hits the role may call; a tool whose breaker is open comes back with available=False."""
     return search(
-        ctx.conn,
+        conn,
         parsed.query,
         profile=parsed.profile,
         limit=parsed.limit,
@@ -148,30 +166,39 @@ def _run_search(ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
     )
 
 
+# A server whose process failed last time (a failed start, a crash, a hang) is not woken by
+# a search: only a call, admitted by its breaker, starts it again.
 SERVERS_OF_TOOLS = """
-SELECT DISTINCT server FROM v_callable WHERE name IN (SELECT value FROM json_each(:names))
+SELECT DISTINCT c.server
+FROM v_callable c
+LEFT JOIN backend_breaker b ON b.server = c.server
+WHERE c.name IN (SELECT value FROM json_each(:names)) AND coalesce(b.consecutive_failures, 0) = 0
 """
 
 
-def _wake_backends_of(ctx: FacadeContext, names: list[str]) -> None:
+def _servers_to_wake(conn: apsw.Connection, names: list[str]) -> list[str]:
     """The best hit's backend only: waking every hit's server would start processes a
     model never calls."""
-    rows = ctx.conn.execute(SERVERS_OF_TOOLS, {"names": json.dumps(names[:1])}).fetchall()
-    for (server,) in rows:
-        ctx.pool.wake_in_background(str(server))
+    rows = conn.execute(SERVERS_OF_TOOLS, {"names": json.dumps(names[:1])}).fetchall()
+    return [str(server) for (server,) in rows]
 
 
 # --- mcp_inspect_schema -------------------------------------------------------------------
 
 
-def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
-    with _audited_catalog_call(ctx, INSPECT_SCHEMA, args) as record:
-        parsed = _parse(InspectSchemaArgs, INSPECT_SCHEMA, args)
-        record.target = parsed.toolName
-        try:
-            return inspect_tool(ctx.conn, parsed.toolName)
-        except UnknownToolError as exc:
-            raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
+async def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
+    return await _audited_catalog_call(ctx, INSPECT_SCHEMA, args, _inspect_answer)
+
+
+def _inspect_answer(
+    conn: apsw.Connection, _ctx: FacadeContext, args: Any, record: _CatalogCallRecord
+) -> dict[str, Any]:
+    parsed = _parse(InspectSchemaArgs, INSPECT_SCHEMA, args)
+    record.target = parsed.toolName
+    try:
+        return inspect_tool(conn, parsed.toolName)
+    except UnknownToolError as exc:
+        raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
 
 
 # --- mcp_call_tool ------------------------------------------------------------------------
@@ -230,11 +257,11 @@ class _CallTargets:
 _call_targets = PerConnection(_CallTargets)
 
 
-def _lookup(ctx: FacadeContext, name: str) -> dict[str, Any]:
-    row = _call_targets(ctx.conn).get(name)
+def _lookup(conn: apsw.Connection, name: str) -> dict[str, Any]:
+    row = _call_targets(conn).get(name)
     if row is None:
         raise ToolCallError(
-            f"no tool named {name!r} in the catalog; use {SEARCH_TOOLS} to find one",
+            f"no tool named {echo(name)} in the catalog; use {SEARCH_TOOLS} to find one",
             audit.UNKNOWN_TOOL,
         )
     return row
@@ -250,23 +277,56 @@ def _check_role(ctx: FacadeContext, name: str, mutating: bool) -> None:
         )
 
 
-def _admit(ctx: FacadeContext, name: str) -> None:
-    admission = breaker.check(ctx.conn, name, ctx.now(), ctx.breaker_policy)
+def _admit(conn: apsw.Connection, ctx: FacadeContext, name: str, server: str) -> None:
+    """The backend server's breaker (its process failing), then the tool's own."""
+    now, policy = ctx.now(), ctx.breaker_policy
+    admission = breaker.check(conn, server, now, policy, breaker.BACKEND_ROWS)
+    if not admission.allowed:
+        raise ToolCallError(
+            f"{name!r} is unavailable: its backend server {server!r} failed to start, crashed or "
+            f"hung {policy.failure_threshold} times in a row (circuit open for all its tools). "
+            f"Retry in {admission.retry_after_s:.0f} s or use another tool.",
+            audit.BREAKER_OPEN,
+        )
+    admission = breaker.check(conn, name, now, policy)
     if not admission.allowed:
         raise ToolCallError(
             f"{name!r} is unavailable: its backend failed "
-            f"{ctx.breaker_policy.failure_threshold} times in a row (circuit open). "
+            f"{policy.failure_threshold} times in a row (circuit open). "
             f"Retry in {admission.retry_after_s:.0f} s or use another tool.",
             audit.BREAKER_OPEN,
         )
 
 
+def _record_outcome(
+    conn: apsw.Connection, ctx: FacadeContext, name: str, server: str, failure: BackendError | None
+) -> None:
+    """The tool's breaker counts every failure; the server's only its process failing (any
+    answer from the process, even a JSON-RPC error, shows the process works)."""
+    now, policy = ctx.now(), ctx.breaker_policy
+    error = str(failure) if failure is not None else None
+    breaker.record(conn, name, failure is None, now, policy, error)
+    process_failed = failure is not None and failure.process_failure
+    breaker.record(conn, server, not process_failed, now, policy, error, breaker.BACKEND_ROWS)
+
+
+def record_process_failure(ctx: FacadeContext, server: str, failure: BackendError) -> None:
+    """A backend that failed to start in the background counts against its server."""
+    ctx.db.write_soon(
+        breaker.record, server, False, ctx.now(), ctx.breaker_policy, str(failure), breaker.BACKEND_ROWS
+    )
+
+
 async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
-    """Validate, check role and breaker, forward, and return the backend's result unchanged."""
+    """Validate, check role and breakers, forward, and return the backend's result unchanged.
+
+    The 'started' audit row is written before anything else, waiting (off the event loop) at
+    most database.CALL_AUDIT_WAIT_S for another process's write lock: a call is never
+    forwarded unaudited ("database busy: retry" instead)."""
     started = time.perf_counter()
     target = args.get("toolName") if isinstance(args, dict) else None
-    row_id = audit.start(
-        ctx.conn,
+    row_id = await ctx.db.write(
+        audit.start,
         session_id=ctx.session_id,
         role=ctx.role.name,
         meta_tool=CALL_TOOL,
@@ -279,23 +339,23 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     error: str | None = "cancelled before the backend answered"
     try:
         parsed = _parse(CallToolArgs, CALL_TOOL, args)
-        tool = _lookup(ctx, parsed.toolName)
-        _check_role(ctx, tool["name"], bool(tool["mutating"]))
-        _check_arguments(tool["name"], tool["input_schema"], parsed.args)
-        if ctx.pool.get(tool["server"]) is None:
+        tool = await ctx.db.read(_lookup, parsed.toolName)
+        name, server = tool["name"], tool["server"]
+        _check_role(ctx, name, bool(tool["mutating"]))
+        _check_arguments(name, tool["input_schema"], parsed.args)
+        if ctx.pool.get(server) is None:
             raise ToolCallError(
-                f"{tool['name']!r} belongs to backend server {tool['server']!r}, which is not "
-                "declared in servers.toml; add a [servers."
-                f"{tool['server']}] entry to call it",
+                f"{name!r} belongs to backend server {server!r}, which is not "
+                f"declared in servers.toml; add a [servers.{server}] entry to call it",
                 audit.NOT_CONFIGURED,
             )
-        _admit(ctx, tool["name"])
+        await ctx.db.write(_admit, ctx, name, server)
         try:
-            result = await ctx.pool.call(tool["server"], tool["backend_name"], parsed.args)
+            result = await ctx.pool.call(server, tool["backend_name"], parsed.args)
         except BackendError as exc:
-            breaker.record(ctx.conn, tool["name"], False, ctx.now(), ctx.breaker_policy, str(exc))
+            ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
             raise ToolCallError(str(exc), exc.outcome) from None
-        breaker.record(ctx.conn, tool["name"], True, ctx.now(), ctx.breaker_policy)
+        ctx.db.write_soon(_record_outcome, ctx, name, server, None)
         outcome = audit.TOOL_ERROR if result.is_error else audit.OK
         # The backend's own error text may quote the arguments: it is not stored.
         error = "the backend answered with isError: true" if result.is_error else None
@@ -303,10 +363,13 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     except ToolCallError as exc:
         outcome, error = exc.outcome, exc.audit_note
         raise
+    except DatabaseBusyError as exc:
+        outcome, error = audit.DATABASE_BUSY, str(exc)
+        raise
     except Exception as exc:  # a bug: recorded as such, never as a cancellation
         outcome, error = audit.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
         raise
     finally:
-        # Synchronous, so a cancelled call still finishes its row ('interrupted'): no
-        # cancellation can land between here and the commit.
-        audit.finish(ctx.conn, row_id, outcome=outcome, latency_ms=_elapsed_ms(started), error=error)
+        # Not awaited, so a cancelled call still finishes its row ('interrupted'): no
+        # cancellation can land between here and the commit (or the queueing, if busy).
+        ctx.db.write_soon(audit.finish, row_id, outcome=outcome, latency_ms=_elapsed_ms(started), error=error)

@@ -20,27 +20,25 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import apsw
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from router import __version__
-from router.agents.roles import Role, UnknownRoleError, get_role
+from router.agents.roles import Role
 from router.clock import unix_now
-from router.db import connect
-from router.errors import RouterError
-from router.facade import handlers
+from router.errors import RouterError, echo
+from router.facade import audit, handlers
 from router.facade.backends import BackendPool, Placeholders, default_data_dir
-from router.facade.breaker import BreakerPolicy
+from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.facade.http_roles import ROLE_HEADER, role_for_request
+from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "context-router"
-# HTTP callers name their role in this request header (stdio callers with --role).
-ROLE_HEADER = "x-context-router-role"
 SESSION_HEADER = "mcp-session-id"
 # The three definitions never change while a router runs: clients may cache the list.
 TOOLS_LIST_TTL_MS = 24 * 60 * 60 * 1000
@@ -61,10 +59,17 @@ INSTRUCTIONS = (
 class ServeOptions:
     db_path: Path
     servers: ServersConfig
-    role: Role
+    # stdio: the caller's role. HTTP: the highest role a request may have (its header may
+    # only lower it); None: each request must name its role (router/facade/http_roles.py)
+    role: Role | None
     workspace: Path
     session_id: str = field(default_factory=lambda: f"stdio-{uuid.uuid4().hex[:12]}")
     wake_on_search: bool = True
+    # where the servers config is read again from when its files change (None: never)
+    servers_source: ServersSource | None = None
+    # this process is a child subreaper (router/facade/process_tree.py): backends' orphans
+    # become its children, to be ended and reaped by the backend pool
+    adopts_orphans: bool = False
     # unix seconds; a test may shift the breaker's clock (CONTEXT_ROUTER_CLOCK_OFFSET_S)
     now: Callable[[], float] = unix_now
 
@@ -74,30 +79,39 @@ class RouterState:
     """What the lifespan opens once per process and every request shares."""
 
     options: ServeOptions
-    conn: apsw.Connection
+    db: FacadeDatabase
     pool: BackendPool
-    breaker_policy: BreakerPolicy
+
+    def refresh_servers(self) -> None:
+        """Apply a changed servers config (checked at most once a second)."""
+        source = self.options.servers_source
+        changed = source.changed() if source is not None else None
+        if changed is None:
+            return
+        try:
+            self.pool.apply(changed)
+        except RouterError as exc:
+            logger.warning("servers config changed but was not applied (the previous one stays): %s", exc)
 
 
-def _open_database(path: Path) -> apsw.Connection:
-    conn = connect(path)
-    # WAL with synchronous=NORMAL: a commit is not fsynced, yet survives a crash of this
-    # process (only an OS crash can lose the last commits). Two audit writes per call at
-    # FULL would cost more than the whole call.
-    conn.execute("PRAGMA synchronous = NORMAL")
-    return conn
-
-
-def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = None) -> Server[RouterState]:
+def build_server(
+    options: ServeOptions,
+    on_stopped: Callable[[], None] | None = None,
+    on_started: Callable[[RouterState], None] | None = None,
+) -> Server[RouterState]:
     @asynccontextmanager
     async def lifespan(_server: Server[RouterState]) -> AsyncIterator[RouterState]:
-        conn = _open_database(options.db_path)
         placeholders = Placeholders(options.workspace, default_data_dir(options.db_path))
         try:
-            async with BackendPool(options.servers, placeholders) as pool:
-                yield RouterState(options, conn, pool, _policy(options.servers))
+            async with (
+                FacadeDatabase(options.db_path) as db,
+                BackendPool(options.servers, placeholders, adopts_orphans=options.adopts_orphans) as pool,
+            ):
+                state = RouterState(options, db, pool)
+                if on_started is not None:
+                    on_started(state)
+                yield state
         finally:
-            conn.close()
             if on_stopped is not None:
                 on_stopped()
 
@@ -109,10 +123,11 @@ def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = 
         handler = _HANDLERS.get(params.name)
         if handler is None:
             return _error(
-                f"unknown tool {params.name!r}; this server offers {SEARCH_TOOLS}, "
+                f"unknown tool {echo(params.name)}; this server offers {SEARCH_TOOLS}, "
                 f"{INSPECT_SCHEMA} and {CALL_TOOL}"
             )
         try:
+            state.refresh_servers()
             facade = _facade_context(state, ctx.request)
             return await handler(facade, params.arguments)
         except RouterError as exc:
@@ -131,30 +146,20 @@ def build_server(options: ServeOptions, on_stopped: Callable[[], None] | None = 
     )
 
 
-def _policy(servers: ServersConfig) -> BreakerPolicy:
-    return BreakerPolicy(
-        failure_threshold=servers.defaults.breaker_failures,
-        open_seconds=servers.defaults.breaker_open_s,
-    )
-
-
 def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
     role, session_id = state.options.role, state.options.session_id
     headers = getattr(request, "headers", None)
-    if headers is not None:
-        header_role = headers.get(ROLE_HEADER)
-        if header_role:
-            try:
-                role = get_role(header_role)
-            except UnknownRoleError as exc:
-                raise RouterError(f"HTTP header {ROLE_HEADER}: {exc}") from None
+    if headers is not None:  # HTTP: the header may only lower the start role
+        role = role_for_request(role, headers.getlist(ROLE_HEADER))
         session_id = headers.get(SESSION_HEADER) or session_id
+    if role is None:
+        raise RouterError("no role: start the router with --role")
     return handlers.FacadeContext(
-        conn=state.conn,
+        db=state.db,
         role=role,
         session_id=session_id,
         pool=state.pool,
-        breaker_policy=state.breaker_policy,
+        breaker_policy=state.pool.breaker_policy,
         now=state.options.now,
         wake_on_search=state.options.wake_on_search,
     )
@@ -171,11 +176,11 @@ def _error(message: str) -> types.CallToolResult:
 
 
 async def _search(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResult:
-    return _json_result(handlers.search_tools(ctx, args))
+    return _json_result(await handlers.search_tools(ctx, args))
 
 
 async def _inspect(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResult:
-    return _json_result(handlers.inspect_schema(ctx, args))
+    return _json_result(await handlers.inspect_schema(ctx, args))
 
 
 _HANDLERS: dict[str, Callable[[handlers.FacadeContext, Any], Awaitable[types.CallToolResult]]] = {
@@ -192,17 +197,46 @@ _HANDLERS: dict[str, Callable[[handlers.FacadeContext, Any], Awaitable[types.Cal
 SIGNAL_SHUTDOWN_GRACE_S = 10.0
 
 
+def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
+    """An audit row for each request line the transport refused as unreadable."""
+
+    def record(code: int, message: str) -> None:
+        if not states:  # before the lifespan opened the database: logged only
+            return
+        state = states[0]
+        try:
+            state.db.write_soon(
+                audit.record,
+                session_id=state.options.session_id,
+                role=state.options.role.name if state.options.role else "(none)",
+                meta_tool=audit.UNREADABLE_REQUEST,
+                target=None,
+                arguments={"code": code},
+                outcome=audit.INVALID_REQUEST,
+                latency_ms=0.0,
+                error=message,
+            )
+        except RouterError as exc:
+            logger.warning("could not audit a refused request line: %s", exc)
+
+    return record
+
+
 async def serve_stdio(options: ServeOptions) -> None:
     """Serve until stdin closes, or until SIGTERM/SIGINT, which stop every backend first."""
     stopped = anyio.Event()
-    server = build_server(options, on_stopped=stopped.set)
+    states: list[RouterState] = []
+    server = build_server(options, on_stopped=stopped.set, on_started=states.append)
     serving = anyio.CancelScope()
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with anyio.create_task_group() as tg:
 
             async def serve() -> None:
                 with serving:
-                    async with event_loop_stdio_server() as (read_stream, write_stream):
+                    async with event_loop_stdio_server(_audit_unreadable(states)) as (
+                        read_stream,
+                        write_stream,
+                    ):
                         await server.run(read_stream, write_stream, server.create_initialization_options())
                 tg.cancel_scope.cancel()
 

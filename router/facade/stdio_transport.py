@@ -7,6 +7,12 @@ server's own reading task reads the pipe and parses the line (with the SDK's mes
 and its sending task serializes and writes the reply: 0.2 ms per round trip
 (bench/facade_bench.py measures both).
 
+A line that is not a JSON-RPC message (truncated, invalid UTF-8, a lone surrogate escape,
+nested past the parser's 200 levels, longer than MAX_LINE_BYTES) is answered with a
+JSON-RPC error (-32700, or -32600 for JSON that is not a JSON-RPC message) and reported to
+the caller's hook (the router audits it); the SDK's server would only log it, and the
+client would wait for ever.
+
 A client may close stdin right after its last request (`cat requests.jsonl | serve`): the
 end of input is held back until every request read so far has been answered (or cancelled
 by the client), since the SDK cancels whatever is still running when its input ends. The
@@ -20,10 +26,12 @@ pipe on Windows), the SDK's threaded transport is used.
 """
 
 import asyncio
+import json
+import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
@@ -31,13 +39,17 @@ import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 if sys.platform != "win32":  # Windows pipes are not selectable: the SDK's threads serve there
     import fcntl
 
+logger = logging.getLogger(__name__)
+
 STDIN_FD = 0
 STDOUT_FD = 1
 # One JSON-RPC message per line; a longer line is answered with a parse error, not a crash.
+# (JSON nested past pydantic's parser limit, 200 levels, is answered with a parse error too.)
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
@@ -71,15 +83,63 @@ def _private_wire(fd: int, diversion: int):
         os.close(wire)
 
 
-async def _next_line(stream: asyncio.StreamReader) -> bytes | None:
-    """The next message line, None at the end of input. An over-long line gives its head
-    alone, which fails to parse: the client gets a parse error, the router keeps serving."""
+class UnreadableMessage(Exception):
+    """A line that is not a JSON-RPC message: answered with a JSON-RPC error, never dropped."""
+
+    def __init__(self, code: int, message: str, request_id: int | str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+def unreadable(error: Exception, line: bytes | None = None) -> UnreadableMessage:
+    """What the client is told about a line that did not parse: -32700 when it is not JSON
+    (truncated, invalid UTF-8, a lone surrogate escape, nested past the parser's limit),
+    -32600 when it is JSON but not a JSON-RPC message (then with its id, if it has one)."""
+    if isinstance(error, UnreadableMessage):
+        return error
+    if isinstance(error, ValidationError):
+        first: dict[str, Any] = dict(error.errors(include_url=False)[0]) if error.error_count() else {}
+        if first.get("type") == "json_invalid":
+            detail = str(first.get("msg", "invalid JSON"))
+            if "recursion limit" in detail:
+                detail = f"JSON nested deeper than the parser allows ({detail})"
+            return UnreadableMessage(types.PARSE_ERROR, f"Parse error: {detail}")
+        where = ".".join(str(part) for part in first.get("loc", ())) or "(message)"
+        return UnreadableMessage(
+            types.INVALID_REQUEST,
+            f"Invalid Request: not a JSON-RPC 2.0 message: {where}: {first.get('msg', 'invalid')}",
+            _request_id(line),
+        )
+    return UnreadableMessage(types.PARSE_ERROR, f"Parse error: {type(error).__name__}")
+
+
+def _request_id(line: bytes | None) -> int | str | None:
+    try:
+        message = json.loads(line) if line is not None else None
+    except ValueError:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return request_id
+    return None
+
+
+async def _next_line(stream: asyncio.StreamReader) -> bytes | UnreadableMessage | None:
+    """The next message line, None at the end of input. An over-long line is read to its end
+    and refused (the client gets a parse error, the router keeps serving)."""
     try:
         return await stream.readuntil(b"\n")
     except asyncio.IncompleteReadError as end:
         return end.partial or None  # a last message may lack its newline
     except asyncio.LimitOverrunError as too_long:
-        return await _discard_line(stream, too_long.consumed)
+        await _discard_line(stream, too_long.consumed)
+        return UnreadableMessage(
+            types.PARSE_ERROR,
+            f"Parse error: request line longer than {MAX_LINE_BYTES} bytes (one JSON-RPC message "
+            "per line); refused",
+        )
 
 
 async def _discard_line(stream: asyncio.StreamReader, buffered: int) -> bytes:
@@ -105,10 +165,12 @@ class _PipeReadStream:
         line = await _next_line(self._stream)
         if line is None:
             raise anyio.EndOfStream
+        if isinstance(line, UnreadableMessage):
+            return line
         try:
             return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-        except Exception as exc:  # the SDK turns it into a JSON-RPC parse error
-            return exc
+        except Exception as exc:  # answered by _AnsweringReadStream
+            return unreadable(exc, line)
 
     async def aclose(self) -> None:
         pass  # the pipe is closed when the transport exits
@@ -185,25 +247,49 @@ class _Unanswered:
         await self._none_left.wait()
 
 
-class _AnsweringReadStream:
-    """The SDK's read stream, but its end waits until every request read has been answered."""
+# Told about every line refused as unreadable (to log and audit it): (code, message).
+OnUnreadable = Callable[[int, str], None]
 
-    def __init__(self, inner: Any, unanswered: _Unanswered) -> None:
+
+class _AnsweringReadStream:
+    """The SDK's read stream, but its end waits until every request read has been answered,
+    and a line that is not a JSON-RPC message is answered here with a JSON-RPC error (the
+    SDK's server would only log it, and the client would wait for ever)."""
+
+    def __init__(
+        self, inner: Any, unanswered: _Unanswered, reply: Any, on_unreadable: OnUnreadable | None
+    ) -> None:
         self._inner = inner
         self._unanswered = unanswered
+        self._reply = reply
+        self._on_unreadable = on_unreadable
 
     @property
     def last_context(self) -> Any:  # the SDK restores each sender's contextvars from this
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
-        try:
-            item = await self._inner.receive()
-        except anyio.EndOfStream:
-            await self._unanswered.all_answered()
-            raise
-        self._unanswered.read(item)
-        return item
+        while True:
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                await self._unanswered.all_answered()
+                raise
+            if not isinstance(item, Exception):
+                self._unanswered.read(item)
+                return item
+            await self._refuse(unreadable(item))
+
+    async def _refuse(self, problem: UnreadableMessage) -> None:
+        logger.warning("refused a request line: %s", problem.message)
+        if self._on_unreadable is not None:
+            self._on_unreadable(problem.code, problem.message)
+        error = types.JSONRPCError(
+            jsonrpc="2.0",
+            id=problem.request_id,
+            error=types.ErrorData(code=problem.code, message=problem.message),
+        )
+        await self._reply.send(SessionMessage(error))
 
     def __aiter__(self) -> "_AnsweringReadStream":
         return self
@@ -246,12 +332,15 @@ class _AnsweringWriteStream:
 
 
 @asynccontextmanager
-async def event_loop_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+async def event_loop_stdio_server(
+    on_unreadable: OnUnreadable | None = None,
+) -> AsyncIterator[tuple[Any, Any]]:
     """MCP over stdin/stdout, read and written on the event loop: yields the
     (read_stream, write_stream) pair the SDK's Server.run takes."""
     async with _pipes_or_threads() as (read_stream, write_stream):
         unanswered = _Unanswered()
-        yield _AnsweringReadStream(read_stream, unanswered), _AnsweringWriteStream(write_stream, unanswered)
+        write = _AnsweringWriteStream(write_stream, unanswered)
+        yield _AnsweringReadStream(read_stream, unanswered, write, on_unreadable), write
 
 
 @asynccontextmanager

@@ -3,13 +3,27 @@ tested against a real process over real stdio.
 
 Run: python tests/servers/misbehaving.py
 
+With $HANG_AT_START set it starts a child, then never answers `initialize` (a backend that
+hangs during start-up); $CHILD_LOG_FILE collects the pid of every child it starts.
+
 `flaky_step` fails (a JSON-RPC error, the process stays up) while the file named by $FLAKY_FLAG_FILE
 exists and succeeds otherwise, so a test can flip a backend from broken to healthy.
 """
 
 import asyncio
 import os
+import subprocess
 import sys
+import time
+
+if __name__ == "__main__" and os.environ.get("HANG_AT_START"):
+    # before the SDK's slow imports: the start is logged well within a short start-up timeout
+    with open(os.environ["START_LOG_FILE"], "a", encoding="utf-8") as started:
+        started.write(f"{os.getpid()}\n")
+    sleeper = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    with open(os.environ["CHILD_LOG_FILE"], "a", encoding="utf-8") as children:
+        children.write(f"{sleeper.pid}\n")
+    time.sleep(3600)
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -80,6 +94,50 @@ async def exit_after_answer() -> str:
     _log_call("exit_after_answer")
     asyncio.get_running_loop().call_later(0.2, os._exit, 0)
     return "bye"
+
+
+def _start_sleeper(**popen: object) -> int:
+    """A child that would outlive this backend unless the router ends it; its pid is logged."""
+    child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, **popen)  # type: ignore[call-overload]
+    _log_child(child.pid)
+    return child.pid
+
+
+def _log_child(pid: int) -> None:
+    log = os.environ.get("CHILD_LOG_FILE")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{pid}\n")
+
+
+@app.tool(annotations=READ_ONLY)
+def spawn_child(leave_group: bool = False) -> str:
+    """Start a long-lived child (in this process group, or in a session of its own)."""
+    _log_call("spawn_child")
+    return str(_start_sleeper(start_new_session=leave_group, stdout=subprocess.DEVNULL))
+
+
+@app.tool(annotations=READ_ONLY)
+def spawn_orphan() -> str:
+    """Double fork: a grandchild in a session of its own whose parent has already exited."""
+    _log_call("spawn_orphan")
+    script = (
+        "import subprocess; "
+        "p = subprocess.Popen(['sleep', '600'], start_new_session=True, stdin=subprocess.DEVNULL, "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    pid = int(done.stdout)
+    _log_child(pid)
+    return str(pid)
+
+
+@app.tool(annotations=READ_ONLY)
+def crash_leaving_child() -> str:
+    """Exit mid-call while a child it started still holds this process's stdout open."""
+    _log_call("crash_leaving_child")
+    _start_sleeper()  # inherits stdout: the router sees no end of file when this process dies
+    os._exit(3)
 
 
 @app.tool(annotations=READ_ONLY)

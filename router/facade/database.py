@@ -1,0 +1,189 @@
+"""The router's SQLite file, used from the event loop without ever waiting there for a lock.
+
+Every statement first runs on the event loop, on a connection whose busy timeout is zero:
+the usual case (no other writer) costs no thread hop. When another process holds the write
+lock (a big `catalog` load, a `sqlite3` shell inside a transaction), SQLite answers BUSY at
+once and the work moves to a worker thread with its own connection, which waits there, so
+other sessions keep being served. Reads rarely get that far: in WAL mode a reader never
+waits for a writer.
+
+Three kinds of work:
+- `read`: awaited; waits in the worker for as long as it takes (reads hardly ever do).
+- `write`: awaited, bounded: a forwarded call's 'started' audit row must be written before
+  the call goes out, so a lock held past `wait_s` refuses the call ("database busy: retry").
+- `write_soon`: not awaited; a search's audit row, a call's finished row: written at once
+  when the lock is free, else queued and written by the worker as soon as it is.
+
+Every unit of work must be one statement or one transaction: work that met BUSY on the
+loop is run again, whole, in the worker.
+"""
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import apsw
+
+from router.db import connect, describe_database_error
+from router.errors import RouterError
+
+logger = logging.getLogger(__name__)
+
+# How long a forwarded call's 'started' row may wait for the write lock before the call is
+# refused: a call is never forwarded unaudited.
+CALL_AUDIT_WAIT_S = 5.0
+# A queued write waits this long per attempt, and is retried until the router stops.
+QUEUED_WRITE_WAIT_S = 10.0
+# How long the router, stopping, waits for queued writes.
+QUEUED_WRITE_GRACE_S = 5.0
+
+Result = TypeVar("Result")
+
+
+class DatabaseBusyError(RouterError):
+    """Another process held the write lock for longer than this work may wait."""
+
+
+class DatabaseUnusableError(RouterError):
+    """The file cannot be written: a full disk, a read-only file, an I/O error."""
+
+
+class FacadeDatabase:
+    """The loop's connection (busy timeout 0) and a worker thread's (waits for locks); an async
+    context manager that owns the queued writes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = _open(path)
+        self.conn.set_busy_timeout(0)
+        # worker connections, each used by one thread at a time: reads apart from writes, so a
+        # read never queues behind a write that waits for another process's lock
+        self._workers: dict[bool, apsw.Connection] = {}
+        self._limiters = {False: anyio.CapacityLimiter(1), True: anyio.CapacityLimiter(1)}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._queued = 0
+
+    async def __aenter__(self) -> "FacadeDatabase":
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        assert self._task_group is not None
+        with anyio.move_on_after(QUEUED_WRITE_GRACE_S, shield=True):
+            while self._queued:
+                await anyio.sleep(0.01)
+        if self._queued:
+            logger.warning("%d queued database writes were not written: the lock stayed busy", self._queued)
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(*exc_info)
+        for writes, limiter in self._limiters.items():
+            await anyio.to_thread.run_sync(self._close_worker, writes, limiter=limiter)
+        self.conn.close()
+
+    # --- the three kinds of work ---------------------------------------------------------
+
+    async def read(self, work: Callable[..., Result], /, *args: Any, **kwargs: Any) -> Result:
+        try:
+            return self._on_loop(work, args, kwargs)
+        except apsw.BusyError:
+            return await self._in_worker(work, args, kwargs, wait_s=None, writes=False)
+
+    async def write(
+        self, work: Callable[..., Result], /, *args: Any, wait_s: float = CALL_AUDIT_WAIT_S, **kwargs: Any
+    ) -> Result:
+        try:
+            return self._on_loop(work, args, kwargs)
+        except apsw.BusyError:
+            return await self._in_worker(work, args, kwargs, wait_s=wait_s)
+
+    def write_soon(self, work: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+        try:
+            self._on_loop(work, args, kwargs)
+        except apsw.BusyError:
+            if self._task_group is None:
+                raise DatabaseBusyError(self._busy_message(0.0)) from None
+            self._queued += 1
+            self._task_group.start_soon(self._write_queued, work, args, kwargs)
+        except RouterError as exc:  # a write that cannot happen (full disk): logged, not raised
+            logger.warning("could not write to the database: %s", exc)
+
+    # --- where it runs -------------------------------------------------------------------
+
+    def _on_loop(self, work: Callable[..., Result], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Result:
+        try:
+            return work(self.conn, *args, **kwargs)
+        except apsw.BusyError:
+            raise
+        except (
+            apsw.FullError,
+            apsw.ReadOnlyError,
+            apsw.IOError,
+            apsw.CantOpenError,
+            apsw.CorruptError,
+        ) as exc:
+            raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
+
+    async def _in_worker(
+        self,
+        work: Callable[..., Result],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        wait_s: float | None,
+        writes: bool = True,
+    ) -> Result:
+        def run() -> Result:
+            conn = self._worker(writes)
+            conn.set_busy_timeout(int((wait_s if wait_s is not None else QUEUED_WRITE_WAIT_S) * 1000))
+            while True:
+                try:
+                    return work(conn, *args, **kwargs)
+                except apsw.BusyError:
+                    if wait_s is not None:
+                        raise
+                except (apsw.FullError, apsw.ReadOnlyError, apsw.IOError, apsw.CorruptError) as exc:
+                    raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
+
+        try:
+            return await anyio.to_thread.run_sync(run, limiter=self._limiters[writes])
+        except apsw.BusyError:
+            raise DatabaseBusyError(self._busy_message(wait_s or 0.0)) from None
+
+    async def _write_queued(
+        self, work: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        try:
+            await self._in_worker(work, args, kwargs, wait_s=None)
+        except RouterError as exc:
+            logger.warning("a queued database write failed: %s", exc)
+        finally:
+            self._queued -= 1
+
+    def _worker(self, writes: bool) -> apsw.Connection:
+        if writes not in self._workers:
+            self._workers[writes] = _open(self.path)
+        return self._workers[writes]
+
+    def _close_worker(self, writes: bool) -> None:
+        conn = self._workers.pop(writes, None)
+        if conn is not None:
+            conn.close()
+
+    def _busy_message(self, waited_s: float) -> str:
+        return (
+            f"database busy: retry (another process has held the write lock on {self.path} "
+            f"for over {waited_s:g} s, e.g. a catalog load or a sqlite3 shell in a transaction)"
+        )
+
+
+def _open(path: Path) -> apsw.Connection:
+    conn = connect(path)
+    # WAL with synchronous=NORMAL: a commit is not fsynced, yet survives a crash of this
+    # process (only an OS crash can lose the last commits). Two audit writes per call at
+    # FULL would cost more than the whole call.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn

@@ -1,0 +1,156 @@
+"""A busy, read-only or full database against a real router (issue 16): while another process
+(the system `sqlite3` shell, inside a transaction) holds the write lock, searches still
+answer at once and a call says "database busy: retry" instead of hanging; an unwritable file
+is refused when `serve` starts, with a message, never a traceback."""
+
+import json
+import resource
+import subprocess
+import time
+from contextlib import contextmanager
+
+import apsw
+import pytest
+
+from router.jsonrpc_lines import encode, request
+from tests.facade_support import CONTEXT_ROUTER, RawStdioClient, audit_rows
+
+pytestmark = pytest.mark.slow
+
+HOLD_S = 20.0
+SEARCHES = 10
+# the bar: each search answers within 100 ms while the lock is held
+SEARCH_BOUND_S = 0.100
+
+
+def lock_is_held(db) -> bool:
+    probe = apsw.Connection(str(db))
+    try:
+        probe.set_busy_timeout(0)
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return False
+    except apsw.BusyError:
+        return True
+    finally:
+        probe.close()
+
+
+@contextmanager
+def sqlite3_shell_holding_the_write_lock(db):
+    """The system sqlite3 shell inside BEGIN IMMEDIATE until the block ends."""
+    shell = subprocess.Popen(
+        ["sqlite3", str(db)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert shell.stdin is not None
+        shell.stdin.write(
+            b".timeout 10000\nBEGIN IMMEDIATE;\nUPDATE catalog_version SET version = version;\n"
+        )
+        shell.stdin.flush()
+        deadline = time.monotonic() + 10
+        while not lock_is_held(db):
+            assert time.monotonic() < deadline, "the sqlite3 shell never took the write lock"
+            time.sleep(0.05)
+        yield shell
+    finally:
+        if shell.stdin is not None:
+            shell.stdin.close()  # the shell exits, its transaction rolled back
+        shell.wait(timeout=10)
+
+
+def search(client: RawStdioClient, query: str) -> tuple[float, dict]:
+    started = time.monotonic()
+    result = client.call_tool("mcp_search_tools", {"query": query})
+    return time.monotonic() - started, result
+
+
+def test_searches_answer_within_100_ms_while_another_process_holds_the_write_lock(facade):
+    with RawStdioClient(facade.params(extra_args=("--no-wake-on-search",))) as client:
+        search(client, "current time")  # warm: the term statistics are cached
+        with sqlite3_shell_holding_the_write_lock(facade.db):
+            held_from = time.monotonic()
+            took = []
+            for index in range(SEARCHES):
+                # spread over the whole hold, as the bar says
+                time.sleep(max(0.0, held_from + index * (HOLD_S / SEARCHES) - time.monotonic()))
+                seconds, result = search(client, "what time is it in Tokyo")
+                assert not result.get("isError"), result
+                assert json.loads(result["content"][0]["text"])["tools"]
+                took.append(seconds)
+            assert lock_is_held(facade.db)
+            assert time.monotonic() - held_from >= HOLD_S * (SEARCHES - 1) / SEARCHES
+        assert len(took) == SEARCHES
+        assert max(took) < SEARCH_BOUND_S, took
+        # the audit rows queued during the hold are written once the lock is free
+        deadline = time.monotonic() + 15
+        while len(audit_rows(facade.db)) < SEARCHES + 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    rows = audit_rows(facade.db)
+    assert [row["outcome"] for row in rows] == ["ok"] * (SEARCHES + 1)
+
+
+def test_a_call_whose_audit_row_cannot_be_written_says_database_busy_and_is_not_forwarded(facade):
+    with RawStdioClient(facade.params()) as client:
+        with sqlite3_shell_holding_the_write_lock(facade.db):
+            started = time.monotonic()
+            call = client.send(
+                "tools/call", {"name": "mcp_call_tool", "arguments": {"toolName": "whoami", "args": {}}}
+            )
+            # while the call waits for the lock, the router still answers others at once
+            client.write_raw(
+                encode(
+                    request(
+                        call + 1000,
+                        "tools/call",
+                        {"name": "mcp_search_tools", "arguments": {"query": "time"}},
+                    )
+                )
+            )
+            first = json.loads(client.read_line(timeout_s=5))
+            assert first["id"] == call + 1000 and time.monotonic() - started < 2
+            answer = json.loads(client.read_line(timeout_s=30))
+            waited = time.monotonic() - started
+        assert answer["id"] == call
+        assert answer["result"]["isError"] is True
+        text = answer["result"]["content"][0]["text"]
+        assert text.startswith("database busy: retry"), text
+        assert 4 <= waited < 15, waited
+    # never forwarded: the backend was not even started for it
+    assert not (facade.state_dir / "calls.log").exists()
+    assert [r["meta_tool"] for r in audit_rows(facade.db)] == ["mcp_search_tools"]
+
+
+def serve_once(facade, **popen) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(CONTEXT_ROUTER), "serve", "--db", str(facade.db), "--servers", str(facade.servers_file)],
+        input=b"",
+        capture_output=True,
+        timeout=60,
+        **popen,
+    )
+
+
+def test_serve_refuses_to_start_on_a_read_only_database_with_a_message(facade):
+    subprocess.run(["chattr", "+i", str(facade.db)], check=True)  # read-only even for root
+    try:
+        done = serve_once(facade)
+    finally:
+        subprocess.run(["chattr", "-i", str(facade.db)], check=True)
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert "read-only" in stderr and "every call writes an audit row" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_serve_refuses_to_start_when_the_database_cannot_grow(facade):
+    """A file that may not grow (RLIMIT_FSIZE, as a full disk would): refused at start."""
+
+    def no_growth() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    done = serve_once(facade, preexec_fn=no_growth)
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert "cannot serve" in stderr and str(facade.db) in stderr
+    assert "Traceback" not in stderr
