@@ -6,7 +6,7 @@ import pytest
 
 from router.catalog import search as search_module
 from router.catalog.load import load_catalog
-from router.catalog.search import BOOST_WEIGHT, BREAKER_OPEN_SECONDS, TRIGGER_WEIGHT, search
+from router.catalog.search import BOOST_WEIGHT, DEFAULT_BREAKER_OPEN_S, TRIGGER_WEIGHT, search
 from router.errors import QueryError
 
 
@@ -238,8 +238,8 @@ def test_a_tool_whose_breaker_is_open_is_shown_unavailable_for_the_open_window(s
         "VALUES ('list_files', 'open', 3, :at, '2026-11-29T20:00:00Z')",
         {"at": opened_at},
     )
-    during = by_name(search(small, "list files", now=opened_at + BREAKER_OPEN_SECONDS - 1))
-    after = by_name(search(small, "list files", now=opened_at + BREAKER_OPEN_SECONDS + 1))
+    during = by_name(search(small, "list files", now=opened_at + DEFAULT_BREAKER_OPEN_S - 1))
+    after = by_name(search(small, "list files", now=opened_at + DEFAULT_BREAKER_OPEN_S + 1))
     assert during["list_files"].available is False
     assert during["delete_files"].available is True
     assert after["list_files"].available is True
