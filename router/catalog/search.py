@@ -65,7 +65,7 @@ UNAVAILABLE_PENALTY = 3.0
 
 # Candidates ranked by BM25 beyond `limit` that also get their trigger and boost parts, so a
 # phrase match can lift a tool from below the cut.
-POOL_MARGIN = 30
+POOL_MARGIN = 15
 
 # Trigger phrases and boost keywords are found by looking up the query's word n-grams up to
 # this length (a trigger is at most 80 characters: in practice 1-6 words).
@@ -88,62 +88,48 @@ LONGEST_PHRASE_SQL = """
 SELECT coalesce(max(length(phrase) - length(replace(phrase, ' ', '')) + 1), 0) FROM tool_phrases
 """
 
-_SEARCH_TEMPLATE = """
-WITH pool(id, bm25) AS (
-    SELECT id, bm25 FROM (
-        SELECT rowid AS id, {score} AS bm25
-        FROM tools_fts
-        WHERE tools_fts MATCH :match
-          AND (:unfiltered OR EXISTS (
-                SELECT 1 FROM v_search f WHERE f.id = tools_fts.rowid
-                AND (:profile IS NULL OR f.profile = :profile)
-                AND (:may_call_mutating OR f.mutating = 0)))
-        LIMIT :scan_cap)
-    ORDER BY bm25 DESC, id
-    LIMIT :pool),
-named(id) AS (SELECT value FROM json_each(:exact)),
-candidates(id, bm25) AS (
-    SELECT id, bm25 FROM pool
-    UNION ALL
-    -- a tool the query names, when BM25 did not already bring it
-    SELECT n.id, coalesce((SELECT {score} FROM tools_fts
-                           WHERE tools_fts MATCH :match AND rowid = n.id), 0.0)
-    FROM named n WHERE n.id NOT IN (SELECT id FROM pool)),
-ranked AS (
-    SELECT v.name, v.profile, v.summary,
-           :bm25_weight * c.bm25 AS bm25_part,
-           :trigger_weight * coalesce((SELECT max(p.kind = 'trigger') FROM tool_phrases p
-               WHERE p.tool_id = c.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0)
-               AS trigger_part,
-           :boost_weight * coalesce((SELECT max(p.kind = 'boost') FROM tool_phrases p
-               WHERE p.tool_id = c.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0)
-               AS boost_part,
-           c.id IN (SELECT id FROM named) AS exact_name,
-           (SELECT u.value FROM json_each(:unavailable) u WHERE u.key = v.server) AS server_reason,
-           coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0)
-               AS breaker_open,
-           v.breaker_opened_at
-    FROM candidates c
-    CROSS JOIN v_search v ON v.id = c.id
-    WHERE (:profile IS NULL OR v.profile = :profile)
-      AND (:may_call_mutating OR v.mutating = 0))
-SELECT name, profile, summary, trigger_part, bm25_part, boost_part, exact_name,
-       server_reason, breaker_open, breaker_opened_at
-FROM ranked
-ORDER BY exact_name DESC,
-         trigger_part + bm25_part + boost_part
-             - CASE WHEN server_reason IS NOT NULL OR breaker_open THEN :unavailable_penalty ELSE 0 END
-             DESC,
-         name
-LIMIT :limit
+_POOL_TEMPLATE = """
+SELECT id, bm25 FROM (
+    SELECT rowid AS id, {score} AS bm25
+    FROM tools_fts
+    WHERE tools_fts MATCH :match
+      AND (:unfiltered OR EXISTS (
+            SELECT 1 FROM v_search f WHERE f.id = tools_fts.rowid
+            AND (:profile IS NULL OR f.profile = :profile)
+            AND (:may_call_mutating OR f.mutating = 0)))
+    LIMIT :scan_cap)
+ORDER BY bm25 DESC, id
+LIMIT :pool
 """
-
-# FTS5's own bm25() (negated: larger is better) when the plan lets it score the match.
-SEARCH_SQL_FTS5_BM25 = _SEARCH_TEMPLATE.format(
+# The candidates, scored: FTS5's own bm25() (negated: larger is better) when the plan lets it
+# score the match, else router_bm25 with the IDFs passed in, scoring only the plan's words.
+POOL_SQL_FTS5_BM25 = _POOL_TEMPLATE.format(
     score="-bm25(tools_fts, :w_name, :w_description, :w_args, :w_triggers, :w_boost)"
 )
-# router_bm25 with the IDFs passed in, scoring only the plan's scored words.
-SEARCH_SQL_ROUTER_BM25 = _SEARCH_TEMPLATE.format(score=f"{bm25.FUNCTION_NAME}(tools_fts, :config)")
+POOL_SQL_ROUTER_BM25 = _POOL_TEMPLATE.format(score=f"{bm25.FUNCTION_NAME}(tools_fts, :config)")
+
+# A tool the whole query names, scored alone when BM25 did not bring it into the pool.
+NAMED_BM25_SQL = f"""
+SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts MATCH :match AND rowid = :id
+"""
+
+# What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
+# phrases of the query each one has (an index seek per candidate), its server's reason to be
+# unavailable here, and its breaker.
+HITS_SQL = """
+SELECT v.id, v.name, v.profile, v.summary,
+       coalesce((SELECT max(p.kind = 'trigger') FROM tool_phrases p
+                 WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0),
+       coalesce((SELECT max(p.kind = 'boost') FROM tool_phrases p
+                 WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0),
+       (SELECT u.value FROM json_each(:unavailable) u WHERE u.key = v.server),
+       coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0),
+       v.breaker_opened_at
+FROM json_each(:ids) c
+CROSS JOIN v_search v ON v.id = c.value
+WHERE (:profile IS NULL OR v.profile = :profile)
+  AND (:may_call_mutating OR v.mutating = 0)
+"""
 
 
 @dataclass(frozen=True)
@@ -238,10 +224,12 @@ def matched_phrases(conn: apsw.Connection, query: str) -> tuple[list[str], list[
     ]
     texts = sorted({phrase for phrase, _, _ in rows})
     column = {"trigger": "triggers", "boost": "boost"}
+    # A one-word phrase selects no row its word does not (the word is in the query too), so
+    # only phrases of several words are conditions of their own.
     conditions = [
         Condition(f"{{{column[kind]}}} : {fts_string(phrase)}", tools)
         for phrase, kind, tools in rows
-        if any(ch.isalnum() for ch in phrase)
+        if len(phrase.split()) > 1
     ]
     return texts, conditions
 
@@ -271,47 +259,58 @@ def search(
     phrases, phrase_conditions = matched_phrases(conn, query)
     match_plan: MatchPlan = plan(conn, words, phrase_conditions)
     now_s = unix_now() if now is None else float(now)
+    config = bm25.scoring_config(match_plan.skip, COLUMN_WEIGHTS, list(match_plan.idfs))
+    filters = {
+        "profile": profile,
+        "may_call_mutating": bool(may_call_mutating),
+        "unfiltered": profile is None and bool(may_call_mutating),
+    }
+    pool = dict(
+        conn.execute(
+            POOL_SQL_FTS5_BM25 if match_plan.builtin else POOL_SQL_ROUTER_BM25,
+            {
+                "match": match_plan.match,
+                "config": config,
+                "scan_cap": match_plan.scan_cap,
+                "pool": limit + POOL_MARGIN,
+                "w_name": NAME_WORDS_WEIGHT,
+                "w_description": DESCRIPTION_WEIGHT,
+                "w_args": ARG_TEXT_WEIGHT,
+                "w_triggers": TRIGGERS_WEIGHT,
+                "w_boost": BOOST_WORDS_WEIGHT,
+                **filters,
+            },
+        ).fetchall()
+    )
+    named = exact_names.exact_name_ids(conn, query)
+    for tool_id in named:
+        if tool_id not in pool:
+            row = conn.execute(NAMED_BM25_SQL, {"config": config, "match": match_plan.match, "id": tool_id})
+            pool[tool_id] = next((score for (score,) in row), 0.0)
+    if not pool:
+        return []
     rows = conn.execute(
-        SEARCH_SQL_FTS5_BM25 if match_plan.builtin else SEARCH_SQL_ROUTER_BM25,
+        HITS_SQL,
         {
-            "match": match_plan.match,
-            "config": bm25.scoring_config(match_plan.skip, COLUMN_WEIGHTS, list(match_plan.idfs)),
-            "scan_cap": match_plan.scan_cap,
+            "ids": json.dumps(list(pool)),
             "phrases": json.dumps(phrases, ensure_ascii=False),
-            "exact": json.dumps(exact_names.exact_name_ids(conn, query)),
             "unavailable": json.dumps(dict(unavailable or {}), ensure_ascii=False),
-            "profile": profile,
-            "may_call_mutating": bool(may_call_mutating),
-            "unfiltered": profile is None and bool(may_call_mutating),
             "now": now_s,
             "breaker_open_s": float(breaker_open_s),
-            "unavailable_penalty": UNAVAILABLE_PENALTY,
-            "trigger_weight": TRIGGER_WEIGHT,
-            "bm25_weight": BM25_WEIGHT,
-            "boost_weight": BOOST_WEIGHT,
-            "w_name": NAME_WORDS_WEIGHT,
-            "w_description": DESCRIPTION_WEIGHT,
-            "w_args": ARG_TEXT_WEIGHT,
-            "w_triggers": TRIGGERS_WEIGHT,
-            "w_boost": BOOST_WORDS_WEIGHT,
-            "pool": limit + POOL_MARGIN,
-            "limit": limit,
+            **filters,
         },
     )
-    hits = []
-    for name, hit_profile, summary, trigger, bm25_part, boost, exact, reason, breaker_open, opened_at in rows:
+    ranked = []
+    for tool_id, name, hit_profile, summary, trigger, boost, reason, breaker_open, opened_at in rows:
         if reason is None and breaker_open:
             retry = max(0, round(opened_at + breaker_open_s - now_s))
             reason = f"circuit breaker open after repeated failures; retry in about {retry} s"
-        hits.append(
-            SearchHit(
-                name,
-                hit_profile,
-                summary,
-                trigger + bm25_part + boost,
-                reason is None,
-                reason,
-                Explain(trigger, bm25_part, boost, bool(exact)) if explain else None,
-            )
+        parts = Explain(
+            TRIGGER_WEIGHT * trigger, BM25_WEIGHT * pool[tool_id], BOOST_WEIGHT * boost, tool_id in named
         )
-    return hits
+        score = parts.trigger + parts.bm25 + parts.boost
+        rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
+        hit = SearchHit(name, hit_profile, summary, score, reason is None, reason, parts if explain else None)
+        ranked.append(((not parts.exact_name, -rank_score, name), hit))
+    ranked.sort(key=lambda pair: pair[0])
+    return [hit for _, hit in ranked[:limit]]
