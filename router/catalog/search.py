@@ -265,7 +265,7 @@ def search(
         "may_call_mutating": bool(may_call_mutating),
         "unfiltered": profile is None and bool(may_call_mutating),
     }
-    pool = dict(
+    pool: dict[int, float] = dict(
         conn.execute(
             POOL_SQL_FTS5_BM25 if match_plan.builtin else POOL_SQL_ROUTER_BM25,
             {
@@ -280,7 +280,7 @@ def search(
                 "w_boost": BOOST_WORDS_WEIGHT,
                 **filters,
             },
-        ).fetchall()
+        ).fetchall()  # type: ignore[arg-type]
     )
     named = exact_names.exact_name_ids(conn, query)
     for tool_id in named:
