@@ -46,18 +46,26 @@ def router_bm25(api: apsw.FTS5ExtensionApi, config: str) -> float:
         skip, weights, idfs = json.loads(config)
         rows = api.row_count
         avgdl = api.column_total_size(-1) / rows if rows else 1.0
-        phrases = list(range(skip, min(api.phrase_count, skip + len(idfs))))
-        state = api.aux_data = (phrases, weights, idfs, K1 * (1 - B), K1 * B / avgdl)
-    phrases, weights, idfs, norm_fixed, norm_per_token = state
+        phrases = range(skip, min(api.phrase_count, skip + len(idfs)))
+        state = api.aux_data = (
+            [(phrase, idfs[phrase - skip] * (K1 + 1)) for phrase in phrases],
+            tuple(weights),
+            K1 * (1 - B),
+            K1 * B / avgdl,
+        )
+    scored, weights, norm_fixed, norm_per_token = state
     norm = norm_fixed + norm_per_token * api.column_size(-1)
+    locations = api.phrase_locations
     score = 0.0
-    for position, phrase in enumerate(phrases):
+    for phrase, idf_k1 in scored:
         frequency = 0.0
-        for column, offsets in enumerate(api.phrase_locations(phrase)):
+        column = 0
+        for offsets in locations(phrase):
             if offsets:
                 frequency += weights[column] * len(offsets)
+            column += 1
         if frequency:
-            score += idfs[position] * frequency * (K1 + 1) / (frequency + norm)
+            score += idf_k1 * frequency / (frequency + norm)
     return score
 
 

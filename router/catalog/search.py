@@ -73,15 +73,17 @@ MAX_PHRASE_WORDS = 8
 MAX_PHRASE_SOURCE_WORDS = 64
 _PHRASE_EDGE_PUNCTUATION = string.punctuation + "‘’“”–—…"
 
-# The trigger and boost phrases of the catalog found in the query, with how many tools have
-# each (counted up to a cap: beyond it only "many" matters).
+# The trigger and boost phrases of the catalog found in the query: one index seek per n-gram
+# and kind, however many tools share a phrase.
 MATCHED_PHRASES_SQL = """
-SELECT g.value, k.kind,
-       (SELECT count(*) FROM (SELECT 1 FROM tool_phrases t
-                              WHERE t.phrase = g.value AND t.kind = k.kind LIMIT :cap))
+SELECT g.value, k.kind
 FROM json_each(:ngrams) g
 JOIN (SELECT 'trigger' AS kind UNION ALL SELECT 'boost') k
 WHERE EXISTS (SELECT 1 FROM tool_phrases t WHERE t.phrase = g.value AND t.kind = k.kind)
+"""
+# How many tools have a phrase, counted up to a cap (beyond it only "many" matters).
+PHRASE_TOOLS_SQL = """
+SELECT count(*) FROM (SELECT 1 FROM tool_phrases WHERE phrase = :phrase AND kind = :kind LIMIT :cap)
 """
 
 LONGEST_PHRASE_SQL = """
@@ -215,21 +217,23 @@ def matched_phrases(conn: apsw.Connection, query: str) -> tuple[list[str], list[
     grams = phrase_ngrams(query, longest)
     if not grams:
         return [], []
-    rows: list[tuple[str, str, int]] = [
-        (str(phrase), str(kind), int(tools))
-        for phrase, kind, tools in conn.execute(
-            MATCHED_PHRASES_SQL,
-            {"ngrams": json.dumps(grams, ensure_ascii=False), "cap": MAX_CANDIDATE_ROWS + 1},
+    found = [
+        (str(phrase), str(kind))
+        for phrase, kind in conn.execute(
+            MATCHED_PHRASES_SQL, {"ngrams": json.dumps(grams, ensure_ascii=False)}
         )
     ]
-    texts = sorted({phrase for phrase, _, _ in rows})
+    texts = sorted({phrase for phrase, _ in found})
     column = {"trigger": "triggers", "boost": "boost"}
     # A one-word phrase selects no row its word does not (the word is in the query too), so
     # only phrases of several words are conditions of their own.
     conditions = [
-        Condition(f"{{{column[kind]}}} : {fts_string(phrase)}", tools)
-        for phrase, kind, tools in rows
-        if len(phrase.split()) > 1
+        Condition(
+            f"{{{column[kind]}}} : {fts_string(phrase)}",
+            scalar(conn, PHRASE_TOOLS_SQL, {"phrase": phrase, "kind": kind, "cap": MAX_CANDIDATE_ROWS + 1}),
+        )
+        for phrase, kind in found
+        if " " in phrase
     ]
     return texts, conditions
 
