@@ -28,7 +28,7 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from bench.paths import DATA_DIR, QUERIES_DIR
+from bench.paths import LIVEMCPBENCH_CATALOG, LIVEMCPBENCH_QUERIES, METATOOL_CATALOG, METATOOL_QUERIES
 
 SAMPLE_QUERIES = 1_000
 # what search accepts (a longer task is pasted data, not a request)
@@ -37,13 +37,13 @@ SEED = 20261201
 
 METATOOL = {
     "commit": "35e81bb7576826e980c80fed8f8c0a2b4a1e6fbb",
-    "catalog": DATA_DIR / "metatool.catalog.jsonl",
-    "queries": QUERIES_DIR / "metatool.jsonl",
+    "catalog": METATOOL_CATALOG,
+    "queries": METATOOL_QUERIES,
 }
 LIVEMCPBENCH = {
     "commit": "a928e57d1ee7a25579b9a7036030faffff72d15b",
-    "catalog": DATA_DIR / "livemcpbench.catalog.jsonl",
-    "queries": QUERIES_DIR / "livemcpbench.jsonl",
+    "catalog": LIVEMCPBENCH_CATALOG,
+    "queries": LIVEMCPBENCH_QUERIES,
 }
 
 

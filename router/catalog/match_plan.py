@@ -32,8 +32,11 @@ from router.fts import fts_or_query, fts_string
 # Rows FTS5's bm25() may score in one query (≈0.25 µs a row, IDF counting included) before
 # the restricted plan, whose candidates router_bm25 scores at ≈2-3 µs a row, is cheaper.
 MAX_BUILTIN_ROWS = 1_500
-# Candidate rows the restriction aims for (≈0.4 ms of router_bm25).
+# Candidate rows the co-occurrence restriction aims for (≈0.2 ms of router_bm25).
 MAX_CANDIDATE_ROWS = 64
+# Selector rows scored whole, without asking common words to co-occur: a small catalog's
+# queries are ranked over every tool that has one of their words (≈0.8 ms at most).
+MAX_WHOLE_ROWS = 256
 # A hard cap on the rows one query scores, whatever the restriction selects.
 MAX_SCANNED_ROWS = 256
 # Words scored per query: a pasted paragraph keeps its highest-IDF words.
@@ -147,7 +150,7 @@ def _rarest(words: list[Word], docs: dict[str, int], keep: int) -> list[Word]:
 def _restriction(conn: apsw.Connection, conditions: list[Condition]) -> tuple[str, int]:
     """G and the number of phrases in it (each condition is one phrase)."""
     ordered = sorted(conditions, key=lambda c: (c.rows, c.expression))
-    if sum(c.rows for c in ordered) <= MAX_CANDIDATE_ROWS:
+    if sum(c.rows for c in ordered) <= MAX_WHOLE_ROWS:
         return " OR ".join(c.expression for c in ordered), len(ordered)
     whole, budget = [], MAX_CANDIDATE_ROWS // 2
     for condition in ordered:
