@@ -39,21 +39,58 @@ def load(conn, tmp_path, tools):
 # has boost 'github', every 'list issues' tool the trigger 'list issues'.
 OWNERS = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka"]
 VERBS = {"list": "Lists", "get": "Gets", "create": "Creates", "delete": "Deletes"}
-NEAR_DUPLICATES = [
-    tool(
-        f"{owner}_github_{verb}_issues",
-        f"{text} issues of the {owner} GitHub organisation.",
-        server=f"{owner}_github",
-        triggers=[f"{verb} issues"],
-        boost=["github"],
-    )
-    for owner in OWNERS
-    for verb, text in VERBS.items()
-] + [
-    tool("book_table", "Reserve a restaurant table for dinner tonight."),
-    tool("play_song", "Play a song on the speaker."),
-    tool("helper_notes", "Can you find me the notes? Please help: shows what you can do."),
-]
+NEAR_DUPLICATES = (
+    [
+        tool(
+            f"{owner}_github_{verb}_issues",
+            f"{text} issues of the {owner} GitHub organisation.",
+            server=f"{owner}_github",
+            triggers=[f"{verb} issues"],
+            boost=["github"],
+        )
+        for owner in OWNERS
+        for verb, text in VERBS.items()
+    ]
+    + [
+        tool("book_table", "Reserve a restaurant table for dinner tonight."),
+        tool("play_song", "Play a song on the speaker."),
+        tool("helper_notes", "Can you find me the notes? Please help: shows what you can do."),
+    ]
+    + [
+        # unrelated tools, so that 'github' and 'issues' are in less than half the catalog (a
+        # word in half of it or more carries no BM25 weight and is left out)
+        tool(f"weather_{city}", f"Current weather conditions in {city}.")
+        for city in ("oslo", "lima", "kyiv", "pune", "baku", "doha", "riga", "suva", "apia", "bern")
+    ]
+    + [
+        tool(f"convert_{unit}", f"Convert {unit} into other units.")
+        for unit in (
+            "metres",
+            "grams",
+            "litres",
+            "kelvin",
+            "bytes",
+            "joules",
+            "pascals",
+            "hertz",
+            "volts",
+            "watts",
+            "newtons",
+            "moles",
+            "lumens",
+            "teslas",
+            "ohms",
+            "farads",
+            "henries",
+            "sieverts",
+            "grays",
+            "katals",
+            "radians",
+            "degrees",
+            "knots",
+        )
+    ]
+)
 
 
 @pytest.fixture
@@ -97,6 +134,7 @@ def test_a_lone_surrogate_is_a_query_error(registry, query):
 
 def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypatch):
     monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
+    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
     query = "hey can you list issues of acme on github please"
     plan = match_plan.plan(registry, query_words(registry, query), [])
     assert plan.skip > 0 and not plan.builtin and " AND " in plan.match.split(") AND (")[0]
