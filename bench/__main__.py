@@ -16,7 +16,7 @@ BENCHES = [
     "bench.latency",
     "bench.facade_bench",
 ]
-SIZES = (100, 1_000, 10_000, 100_000)
+SIZES = (1_000, 10_000, 100_000, 250_000)
 
 
 def main(argv: list[str]) -> int:

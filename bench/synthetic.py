@@ -1,17 +1,28 @@
-"""Deterministic synthetic catalogs of realistic MCP tools (100 to 100,000) and agent queries.
+"""Deterministic synthetic catalogs shaped like a large real registry (1,000 to 250,000
+tools), with agent queries and planted labelled queries: what breaks search engines.
 
-Real large catalogs are many servers of the same kinds (several GitHub orgs, a dozen
-databases, every cloud), each with the usual verbs over its own objects. The generator
-composes that: an owner (org/team/env) × a service × a verb × an object gives the tool; its
-description, argument names and argument descriptions come from the same vocabulary, and
-its inputSchema is padded with realistic optional arguments to 300-1,500 bytes. The order is
-a fixed shuffle, so the catalog of N tools is the first N of the same sequence: smaller
-catalogs are subsets of larger ones, and every run produces identical bytes.
+- Near-duplicate servers: a server is an owner (org, team, environment) × a service, and
+  every server of a service has the same tools (its verbs × its objects), so a 100,000-tool
+  catalog holds dozens of GitHub, filesystem and Android servers whose tools differ only by
+  the owner's name.
+- Shared phrases, as the seeds have them: every tool of a service carries the service's
+  boost keyword (every github tool has boost `github`, as every adb tool has `android`), and
+  every tool doing the same verb on the same object has the same trigger phrase ("list
+  issues" on every GitHub, GitLab, Jira, Linear and Sentry server).
+- Agent-style queries: conversational, full of stop words ("hey, can you help me list the
+  issues on acme's github please"), and exact tool names.
+
+Servers enter the sequence in a fixed shuffle and the catalog of N tools is the first N
+tools, so smaller catalogs are subsets of larger ones and every run produces identical bytes.
+Planted queries name tools from the first 1,000, so the same labelled set is asked at every
+size while the distractors grow around it.
 """
 
 import json
 import random
 from collections.abc import Iterator
+
+from router.catalog.query_words import stop_words
 
 SEED = 20261129
 SCHEMA_MIN_BYTES, SCHEMA_MAX_BYTES = 300, 1500
@@ -94,7 +105,6 @@ VERBS = {
     "validate": ("Validates", ["validate the", "check the"]),
 }
 OWNERS = [
-    "",
     "acme",
     "globex",
     "initech",
@@ -289,19 +299,30 @@ COMMON_ARGS = [
 ]
 
 
+# How agents open a request (stop words on purpose) and how they end it.
+LEADS = ["", "can you", "could you please", "i need you to", "please", "hey, can you help me", "i want to"]
+TAILS = ["", " please", " for me", " right now", " if you can", " thanks"]
+# Planted targets: owners a query can name unambiguously (a word of its own, not a stop word).
+PLANTED_QUERIES = 200
+EXACT_NAME_SHARE = 0.25
+
+
 def _snake(words: str) -> str:
     return words.replace(" ", "_")
+
+
+def _plural(obj: str) -> str:
+    return obj if obj.endswith("s") else obj + "s"
 
 
 def _tool(owner: str, service: str, verb: str, obj: str, rng: random.Random) -> dict:
     what, _objects = SERVICES[service]
     verb_text, _asks = VERBS[verb]
-    server = f"{owner}_{service}" if owner else service
+    server = f"{owner}_{service}"
     name = f"{server}_{verb}_{_snake(obj)}"
-    plural = obj + ("s" if verb in ("list", "search", "count", "export", "sync") else "")
-    where = f" for {owner.replace('_', ' ')}" if owner else ""
+    plural = _plural(obj) if verb in ("list", "search", "count", "export", "sync") else obj
     article = "the" if plural != obj else ("an" if obj[0] in "aeiou" else "a")
-    sentences = [f"{verb_text} {article} {plural} in {what}{where}."]
+    sentences = [f"{verb_text} {article} {plural} in {what} for {owner.replace('_', ' ')}."]
     sentences += [q.format(object=obj) for q in rng.sample(QUALIFIERS, rng.randint(1, 3))]
     properties: dict[str, dict] = {
         f"{_snake(obj)}_id": {"type": "string", "description": f"Id of the {obj} in {what}."},
@@ -318,7 +339,7 @@ def _tool(owner: str, service: str, verb: str, obj: str, rng: random.Random) -> 
         prop = {"type": arg_type, "description": description}
         if arg_type == "array":
             prop["items"] = {"type": "string"}
-        added = len(json.dumps({arg: prop}))  # '"arg": {...}' plus ', '
+        added = len(json.dumps({arg: prop}))
         if size + added > target:
             break
         properties[arg] = prop
@@ -337,29 +358,26 @@ def _tool(owner: str, service: str, verb: str, obj: str, rng: random.Random) -> 
         },
         "server": server,
         "profile": "bench",
+        # shared by every tool doing this on this object, on every server of every service
+        "triggers": [f"{verb} {_plural(obj)}"],
+        # shared by every tool of every server of this service
+        "boost": [service.replace("_", " ")],
     }
 
 
+def _servers() -> list[tuple[str, str]]:
+    servers = [(owner, service) for owner in OWNERS for service in SERVICES]
+    random.Random(SEED).shuffle(servers)
+    return servers
+
+
 def _combinations() -> list[tuple[str, str, str, str]]:
-    combos = [
+    return [
         (owner, service, verb, obj)
-        for owner in OWNERS
-        for service, (_, objects) in SERVICES.items()
+        for owner, service in _servers()
         for verb in VERBS
-        for obj in objects
+        for obj in SERVICES[service][1]
     ]
-    rng = random.Random(SEED)
-    # the 100-tool catalog should look like one person's setup (many services, few owners):
-    # owners enter the sequence in order, each owner's tools shuffled
-    by_owner: dict[str, list] = {}
-    for combo in combos:
-        by_owner.setdefault(combo[0], []).append(combo)
-    ordered = []
-    for owner in OWNERS:
-        group = by_owner[owner]
-        rng.shuffle(group)
-        ordered.extend(group)
-    return ordered
 
 
 def catalog(n: int) -> list[dict]:
@@ -371,32 +389,55 @@ def catalog(n: int) -> list[dict]:
     return [_tool(*combo, rng) for combo in combos[:n]]
 
 
+def _ask(tool: dict, rng: random.Random, *, owner_named: bool) -> str:
+    owner, service, verb, obj = _parts(tool["name"])
+    what = SERVICES[service][0]
+    lead = rng.choice(LEADS)
+    ask = rng.choice(VERBS[verb][1])
+    noun = _plural(obj) if verb in ("list", "count") else obj
+    place = rng.choice([f" in {what}", f" on {service.replace('_', ' ')}", f" on the {service} server"])
+    scope = ""
+    if owner_named:
+        spoken = owner.replace("_", " ")
+        scope = rng.choice([f" for {spoken}", f" of {spoken}", f" at {spoken}", f" in the {spoken} account"])
+    text = " ".join(part for part in (lead, f"{ask} {noun}{place}{scope}") if part)
+    return text + rng.choice(TAILS)
+
+
 def queries(tools: list[dict], count: int, seed: int = SEED) -> list[str]:
-    """Agent-style requests for tools of this catalog (so each query has a right answer)."""
+    """Agent-style requests for tools of this catalog (half name the owner)."""
     rng = random.Random(seed)
+    return [
+        _ask(tool, rng, owner_named=rng.random() < 0.5) for tool in rng.sample(tools, min(count, len(tools)))
+    ]
+
+
+def planted_queries(count: int = PLANTED_QUERIES, seed: int = SEED) -> list[dict]:
+    """Labelled queries for tools among the first 1,000, each with one right answer: the
+    request names the owner, the service, the verb and the object (conversationally, with
+    stop words), or it is the tool's exact name."""
+    rng = random.Random(seed + 2)
+    stops = stop_words()
+    candidates = [
+        t
+        for t in catalog(1_000)
+        if len(_parts(t["name"])[0]) >= 4 and not stops.intersection(_parts(t["name"])[0].split("_"))
+    ]
     out = []
-    for tool in rng.sample(tools, min(count, len(tools))):
-        server, verb, obj = _parts(tool["name"])
-        owner, service = server
-        _, asks = VERBS[verb]
-        what = SERVICES[service][0]
-        ask = rng.choice(asks)
-        place = rng.choice([f" in {what}", f" on {service.replace('_', ' ')}", ""])
-        scope = f" for {owner.replace('_', ' ')}" if owner and rng.random() < 0.5 else ""
-        tail = rng.choice(["", " please", " from last week", " that changed today", " for the release"])
-        out.append(f"{ask} {obj}{'s' if verb == 'list' else ''}{place}{scope}{tail}")
+    for number, tool in enumerate(rng.sample(candidates, count)):
+        exact = rng.random() < EXACT_NAME_SHARE
+        query = tool["name"] if exact else _ask(tool, rng, owner_named=True)
+        out.append({"id": f"planted-{number}", "query": query, "relevant": [tool["name"]]})
     return out
 
 
-def _parts(name: str) -> tuple[tuple[str, str], str, str]:
+def _parts(name: str) -> tuple[str, str, str, str]:
     for service in sorted(SERVICES, key=len, reverse=True):
         for verb in VERBS:
-            marker = f"{service}_{verb}_"
+            marker = f"_{service}_{verb}_"
             at = name.find(marker)
-            if at != -1 and (at == 0 or name[at - 1] == "_"):
-                owner = name[: max(at - 1, 0)]
-                obj = name[at + len(marker) :].replace("_", " ")
-                return (owner, service), verb, obj
+            if at > 0:
+                return name[:at], service, verb, name[at + len(marker) :].replace("_", " ")
     raise ValueError(name)
 
 

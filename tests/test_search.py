@@ -4,9 +4,10 @@ import json
 
 import pytest
 
+from router.catalog import match_plan
 from router.catalog import search as search_module
 from router.catalog.load import load_catalog
-from router.catalog.search import BOOST_WEIGHT, BREAKER_OPEN_SECONDS, TRIGGER_WEIGHT, search
+from router.catalog.search import BOOST_WEIGHT, DEFAULT_BREAKER_OPEN_S, TRIGGER_WEIGHT, search
 from router.errors import QueryError
 
 
@@ -191,7 +192,7 @@ def test_trigger_matching_ignores_case_and_edge_punctuation(small):
 def test_changed_triggers_are_searched_after_a_reload(small, tmp_path):
     changed = [dict(t) for t in SMALL_CATALOG]
     # the longest phrase grows from 2 words to 3: the n-grams looked up must grow with it
-    assert search(small, "rotate logs") and search_module._term_stats(small).longest_phrase == 2
+    assert by_name(search(small, "rotate logs", explain=True))["archive_old_logs"].explain.trigger
     changed[0]["triggers"] = ["shelve old logs"]
     path = tmp_path / "changed.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in changed))
@@ -238,8 +239,8 @@ def test_a_tool_whose_breaker_is_open_is_shown_unavailable_for_the_open_window(s
         "VALUES ('list_files', 'open', 3, :at, '2026-11-29T20:00:00Z')",
         {"at": opened_at},
     )
-    during = by_name(search(small, "list files", now=opened_at + BREAKER_OPEN_SECONDS - 1))
-    after = by_name(search(small, "list files", now=opened_at + BREAKER_OPEN_SECONDS + 1))
+    during = by_name(search(small, "list files", now=opened_at + DEFAULT_BREAKER_OPEN_S - 1))
+    after = by_name(search(small, "list files", now=opened_at + DEFAULT_BREAKER_OPEN_S + 1))
     assert during["list_files"].available is False
     assert during["delete_files"].available is True
     assert after["list_files"].available is True
@@ -263,7 +264,7 @@ def test_hits_never_carry_schemas(small):
     assert set(hit) == {"name", "profile", "summary", "score", "available"}
 
 
-# --- large catalogs: the match budget ------------------------------------------------------
+# --- large catalogs: what the match plan scores -------------------------------------------
 
 
 @pytest.fixture
@@ -283,27 +284,21 @@ def reports(conn, tmp_path):
     return conn
 
 
-def test_words_in_half_the_catalog_are_left_out_of_the_match(reports):
-    assert search_module.match_expression(reports, ["report", "alpha", "beta"]) == '"alpha" OR "beta"'
+def scored_words(conn, query):
+    from router.catalog.query_words import query_words
+
+    return [w.text for w in match_plan.plan(conn, query_words(conn, query), []).scored]
+
+
+def test_words_in_half_the_catalog_are_left_out_of_the_score(reports):
+    assert scored_words(reports, "report alpha beta") == ["alpha", "beta"]
     # ...unless nothing else in the query is in the catalog
-    assert search_module.match_expression(reports, ["report", "zzz"]) == '"report" OR "zzz"'
+    assert scored_words(reports, "report zzz") == ["report"]
     assert {hit.name for hit in search(reports, "report please")} == {"r1", "r2", "r3", "r4"}
     assert [hit.name for hit in search(reports, "report beta")] == ["r2"]
 
 
-def test_over_the_row_budget_the_rarest_words_are_kept(reports, monkeypatch):
-    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 2)  # alpha (2) + beta (1) > 2
-    assert search_module.match_expression(reports, ["report", "alpha", "beta"]) == '"beta"'
-    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 3)
-    assert search_module.match_expression(reports, ["alpha", "beta"]) == '"alpha" OR "beta"'
-    # when even the rarest word is too common, the words must all match
-    monkeypatch.setattr(search_module, "MAX_MATCHED_ROWS", 0)
-    assert search_module.match_expression(reports, ["alpha", "beta"]) == '"alpha" AND "beta"'
-    assert [hit.name for hit in search(reports, "alpha beta")] == ["r2"]
-
-
 def test_term_statistics_follow_catalog_changes(small, tmp_path):
-    assert search_module.match_expression(small, ["files"]) == '"files"'
     before = search(small, "capacitor")
     path = tmp_path / "more.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in SMALL_CATALOG[:6]))
@@ -338,8 +333,8 @@ def test_the_sqlite3_shell_reads_the_search_objects(small, db_path):
 
 
 def test_a_long_query_keeps_its_rarest_words(small, monkeypatch):
-    # 40 words the catalog does not hold, then the two that matter, past the 32-term cap
+    # 40 words the catalog does not hold, then the two that matter
     filler = " ".join(f"zzword{i}" for i in range(40))
     assert search(small, f"{filler} install apk")[0].name == "adb_install_apk"
-    monkeypatch.setattr(search_module, "MAX_QUERY_TERMS", 1)
-    assert search_module.match_expression(small, ["files", "apk"]) == '"apk"'
+    monkeypatch.setattr(match_plan, "MAX_SCORED_WORDS", 1)
+    assert scored_words(small, "files apk") == ["apk"]

@@ -182,3 +182,55 @@ def test_a_page_of_ten_hits_is_under_400_tokens(conn):
     rows.sort(key=lambda row: -page_tokens(encoding, [row]))
     worst_possible = page_tokens(encoding, rows[:10])
     assert max(pages) <= worst_possible < 400, (pages, worst_possible)
+
+
+# --- a batch goes on past bad lines -------------------------------------------------------
+
+
+def test_batch_gives_an_error_line_for_each_refused_query_and_goes_on(files, db_path, tmp_path, capsys):
+    queries = tmp_path / "mixed.jsonl"
+    lines = [
+        json.dumps({"id": "ok", "query": "install apk"}),
+        json.dumps({"id": "long", "query": "apk " * 5000}),
+        json.dumps({"id": "words", "query": "?!*"}),
+        json.dumps({"id": "lone", "query": "\ud800 apk"}),
+        "not json " + "x" * 500,
+        json.dumps({"id": "ok", "query": "again"}),
+        json.dumps({"id": "last", "query": "pull requests"}),
+    ]
+    queries.write_bytes(("\n".join(lines) + "\n").encode("utf-8") + b"\xff\xfe\n")
+    assert main(["search", "--db", str(db_path), "--batch", str(queries)]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(o.get("id"), "ranked" in o) for o in out] == [
+        ("ok", True),
+        ("long", False),
+        ("words", False),
+        ("lone", False),
+        (None, False),
+        ("ok", False),
+        ("last", True),
+        (None, False),
+    ]
+    errors = {o.get("line"): o["error"] for o in out if "error" in o}
+    assert "16384" in errors[2] and "no words" in errors[3] and "surrogate" in errors[4]
+    assert errors[5].startswith("invalid JSON") and len(errors[5]) < 120  # the echo is clipped
+    assert "used twice" in errors[6] and "UTF-8" in errors[8]
+    assert all("Traceback" not in message for message in errors.values())
+    assert out[-2]["ranked"] == ["listPullRequests"]
+
+
+def test_batch_splits_lines_on_newline_only(files, db_path, tmp_path, capsys):
+    queries = tmp_path / "separators.jsonl"
+    # U+2028, U+2029 and U+0085 are valid raw characters inside a JSON string
+    text = '{"id": "s", "query": "install\u2028apk\u2029now\u0085please"}\n{"id": "t", "query": "quantum"}\n'
+    queries.write_text(text, encoding="utf-8")
+    assert main(["search", "--db", str(db_path), "--batch", str(queries)]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.split("\n") if line]
+    assert out == [{"id": "s", "ranked": ["adb_install_apk"]}, {"id": "t", "ranked": ["twin_a", "twin_b"]}]
+
+
+def test_batch_exits_non_zero_only_when_the_file_cannot_be_read(files, db_path, tmp_path, capsys):
+    assert main(["search", "--db", str(db_path), "--batch", str(tmp_path / "missing.jsonl")]) == 2
+    assert main(["search", "--db", str(db_path), "--batch", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read the queries file" in err and "Traceback" not in err

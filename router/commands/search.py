@@ -7,14 +7,14 @@ so users can measure the router on their own catalog with any tool they like.
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from router.catalog.evaluation import read_query_file, router_ranker, run_ranker
-from router.catalog.search import DEFAULT_LIMIT, search
+from router.catalog.search import DEFAULT_BREAKER_OPEN_S, DEFAULT_LIMIT, check_limit, search
 from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option
 from router.db import connect
-from router.errors import QueryError
+from router.errors import QueryError, RouterError
 from router.paths import resolve_db_path
 
 
@@ -52,27 +52,95 @@ def run_search(args: argparse.Namespace) -> int:
     conn = connect(resolve_db_path(args.db))
     if args.batch is not None:
         return run_batch(conn, args)
-    hits = search(conn, args.query, profile=args.profile, limit=args.limit, explain=args.explain)
+    hits = search(
+        conn,
+        args.query,
+        profile=args.profile,
+        limit=args.limit,
+        explain=args.explain,
+        breaker_open_s=DEFAULT_BREAKER_OPEN_S,
+        unavailable={},
+    )
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0
     for rank, hit in enumerate(hits, start=1):
-        unavailable = "  (unavailable: breaker open)" if not hit.available else ""
+        unavailable = f"  (unavailable: {hit.unavailable_reason})" if not hit.available else ""
         print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {hit.score:.2f}{unavailable}\n    {hit.summary}")
         if hit.explain is not None:
             e = hit.explain
-            print(f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}")
+            named = "  (the query names this tool: ranked first)" if e.exact_name else ""
+            print(f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}{named}")
     if not hits:
         print("no matching tools")
     return 0
 
 
+# How much of a bad input line an error line echoes back.
+ECHO_MAX_CHARS = 80
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= ECHO_MAX_CHARS else text[: ECHO_MAX_CHARS - 1] + "…"
+
+
+def batch_lines(conn, path: Path, *, profile: str | None, limit: int) -> Iterator[dict]:
+    """One output object per non-blank input line: {"id", "ranked"} or {"id", "line", "error"}.
+
+    Lines are split on "\n" only: U+2028, U+2029 and U+0085 are valid inside a JSON string
+    (str.splitlines would cut the line there). A line that cannot be ranked for any reason
+    gets an error saying why, and the batch goes on.
+    """
+    data = path.read_bytes()  # OSError (missing, a directory, unreadable) is the caller's
+    seen: set[str] = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        query_id: str | None = None
+        try:
+            text = raw.decode("utf-8").removesuffix("\r")
+            try:
+                item = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise QueryError(f"invalid JSON ({exc.msg}): {_clip(text)!r}") from None
+            if not isinstance(item, dict):
+                raise QueryError(f'expected an object {{"id", "query"}}: {_clip(text)!r}')
+            raw_id = item.get("id")
+            if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+                raise QueryError("field id: expected a string or integer")
+            query_id = str(raw_id)
+            if query_id in seen:
+                raise QueryError(f"field id: {_clip(query_id)!r} is used twice")
+            seen.add(query_id)
+            query = item.get("query")
+            if not isinstance(query, str):
+                raise QueryError("field query: expected a string")
+            hits = search(conn, query, profile=profile, limit=limit, unavailable={})
+            yield {"id": query_id, "ranked": [hit.name for hit in hits]}
+        except UnicodeDecodeError as exc:
+            yield {"id": None, "line": number, "error": f"not UTF-8 text (byte {exc.start})"}
+        except RouterError as exc:
+            yield {"id": query_id, "line": number, "error": _clip_message(str(exc))}
+        except Exception as exc:  # a bug must not end the batch or print a traceback
+            yield {"id": query_id, "line": number, "error": f"internal error: {type(exc).__name__}"}
+
+
+def _clip_message(message: str) -> str:
+    return message if len(message) <= 4 * ECHO_MAX_CHARS else message[: 4 * ECHO_MAX_CHARS - 1] + "…"
+
+
 def run_batch(conn, args: argparse.Namespace) -> int:
-    queries = read_query_file(args.batch, need_relevant=False)
-    ranked, _ = run_ranker(router_ranker(conn, profile=args.profile, limit=args.limit), queries)
-    out = sys.stdout
-    for line, names in zip(queries, ranked):
-        out.write(json.dumps({"id": line.id, "ranked": names}, ensure_ascii=False) + "\n")
+    """Exit 0 whatever the lines hold; only an unreadable file is an error (exit 2)."""
+    path = Path(args.batch)
+    try:
+        lines = batch_lines(conn, path, profile=args.profile, limit=check_limit(args.limit))
+        out = sys.stdout
+        for line in lines:
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        raise QueryError(f"{path}: cannot read the queries file: {exc.strerror or exc}") from None
+    except OSError as exc:
+        raise QueryError(f"{path}: cannot read the queries file: {exc}") from None
     return 0
 
 

@@ -163,6 +163,8 @@ def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsAr
         limit=parsed.limit,
         may_call_mutating=ctx.role.may_call_mutating_tools,
         now=ctx.now(),
+        breaker_open_s=ctx.breaker_policy.open_seconds,
+        unavailable={},
     )
 
 

@@ -1,0 +1,43 @@
+"""The committed benchmark sets load as catalogs, and every relevant name they give is a tool
+of their catalog (a wrong name would silently cap every metric)."""
+
+import pytest
+
+from bench.paths import (
+    BFCL_CATALOG,
+    BFCL_QUERIES,
+    LIVEMCPBENCH_CATALOG,
+    LIVEMCPBENCH_QUERIES,
+    METATOOL_CATALOG,
+    METATOOL_QUERIES,
+)
+from bench.synthetic import catalog, planted_queries
+from router.catalog.evaluation import read_query_file
+from router.catalog.load import load_catalog
+
+
+@pytest.mark.parametrize(
+    "catalog_file, queries_file",
+    [
+        (BFCL_CATALOG, BFCL_QUERIES),
+        (METATOOL_CATALOG, METATOOL_QUERIES),
+        (LIVEMCPBENCH_CATALOG, LIVEMCPBENCH_QUERIES),
+    ],
+    ids=["bfcl", "metatool", "livemcpbench"],
+)
+def test_a_public_set_loads_and_names_only_its_own_tools(conn, catalog_file, queries_file):
+    summary = load_catalog(conn, seed_dir=None, user_files=[catalog_file])
+    names = {name for (name,) in conn.execute("SELECT name FROM tools")}
+    queries = read_query_file(queries_file, need_relevant=True)
+    assert summary.total == len(names) > 100 and len(queries) > 50
+    missing = {name for line in queries for name in line.relevant} - names
+    assert missing == set()
+
+
+def test_planted_queries_name_tools_of_the_smallest_synthetic_catalog():
+    names = {tool["name"] for tool in catalog(1_000)}
+    planted = planted_queries()
+    assert len(planted) == 200 and len({q["id"] for q in planted}) == 200
+    assert {q["relevant"][0] for q in planted} <= names
+    # the same labelled set at every size: it is made from the first 1,000 tools only
+    assert planted == planted_queries()

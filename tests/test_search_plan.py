@@ -1,0 +1,248 @@
+"""Search on catalogs and queries nobody here wrote: stop words, bounded candidates, the
+BM25 the router computes itself, exact names, and tools that cannot be called here."""
+
+import json
+
+import pytest
+
+from router.catalog import match_plan
+from router.catalog.load import load_catalog
+from router.catalog.query_words import query_words
+from router.catalog.search import UNAVAILABLE_PENALTY, search
+from router.errors import QueryError
+from router.paths import SEEDS_DIR
+
+
+def tool(name, description, *, server="ops", triggers=(), boost=()):
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Where."}},
+        },
+        "annotations": {"readOnlyHint": True},
+        "server": server,
+        "triggers": list(triggers),
+        "boost": list(boost),
+    }
+
+
+def load(conn, tmp_path, tools):
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tools))
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    return conn
+
+
+# Near-duplicate servers: every owner's github server has the same tools, every github tool
+# has boost 'github', every 'list issues' tool the trigger 'list issues'.
+OWNERS = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka"]
+VERBS = {"list": "Lists", "get": "Gets", "create": "Creates", "delete": "Deletes"}
+NEAR_DUPLICATES = (
+    [
+        tool(
+            f"{owner}_github_{verb}_issues",
+            f"{text} issues of the {owner} GitHub organisation.",
+            server=f"{owner}_github",
+            triggers=[f"{verb} issues"],
+            boost=["github"],
+        )
+        for owner in OWNERS
+        for verb, text in VERBS.items()
+    ]
+    + [
+        tool("book_table", "Reserve a restaurant table for dinner tonight."),
+        tool("play_song", "Play a song on the speaker."),
+        tool("helper_notes", "Can you find me the notes? Please help: shows what you can do."),
+    ]
+    + [
+        # unrelated tools, so that 'github' and 'issues' are in less than half the catalog (a
+        # word in half of it or more carries no BM25 weight and is left out)
+        tool(f"weather_{city}", f"Current weather conditions in {city}.")
+        for city in ("oslo", "lima", "kyiv", "pune", "baku", "doha", "riga", "suva", "apia", "bern")
+    ]
+    + [
+        tool(f"convert_{unit}", f"Convert {unit} into other units.")
+        for unit in (
+            "metres",
+            "grams",
+            "litres",
+            "kelvin",
+            "bytes",
+            "joules",
+            "pascals",
+            "hertz",
+            "volts",
+            "watts",
+            "newtons",
+            "moles",
+            "lumens",
+            "teslas",
+            "ohms",
+            "farads",
+            "henries",
+            "sieverts",
+            "grays",
+            "katals",
+            "radians",
+            "degrees",
+            "knots",
+        )
+    ]
+)
+
+
+@pytest.fixture
+def registry(conn, tmp_path):
+    return load(conn, tmp_path, NEAR_DUPLICATES)
+
+
+@pytest.fixture
+def seeded(conn):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    return conn
+
+
+# --- stop words -------------------------------------------------------------------------
+
+
+def test_a_tool_sharing_only_stop_words_with_the_query_is_not_a_candidate(registry):
+    hits = [hit.name for hit in search(registry, "can you help me find a place to eat tonight", limit=50)]
+    # 'tonight' is the one word that is not a stop word, and only book_table has it
+    assert hits == ["book_table"]
+    assert search(registry, "can you please help me find a parking spot") == []
+
+
+def test_a_query_of_only_stop_words_still_matches_on_them(registry):
+    assert "helper_notes" in {hit.name for hit in search(registry, "can you help me", limit=50)}
+
+
+def test_stop_words_come_from_the_library_list(registry):
+    words = {w.text: w.stop for w in query_words(registry, "Please show me the GitHub issues")}
+    assert words == {"please": True, "show": True, "me": True, "the": True, "github": False, "issues": False}
+
+
+@pytest.mark.parametrize("query", ["\ud800 files", "files \udfff"])
+def test_a_lone_surrogate_is_a_query_error(registry, query):
+    with pytest.raises(QueryError, match="lone surrogate"):
+        search(registry, query)
+
+
+# --- bounded candidates -----------------------------------------------------------------
+
+
+def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypatch):
+    monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
+    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
+    query = "hey can you list issues of acme on github please"
+    plan = match_plan.plan(registry, query_words(registry, query), [])
+    assert plan.skip > 0 and not plan.builtin and " AND " in plan.match.split(") AND (")[0]
+    count = registry.execute(
+        "SELECT count(*) FROM tools_fts WHERE tools_fts MATCH ?", (plan.match.split(") AND (")[0] + ")",)
+    ).fetchone()[0]
+    assert count <= 4
+    hits = search(registry, query, explain=True)
+    assert hits[0].name == "acme_github_list_issues"
+    assert hits[0].explain.trigger > 0 and hits[0].explain.boost > 0
+
+
+def test_the_router_bm25_is_fts5_bm25(seeded):
+    """router_bm25 (IDFs passed in) gives FTS5's own bm25() for every row it scores."""
+    from router.catalog import bm25
+
+    bm25.register(seeded)
+    weights = (3.0, 1.0, 0.5, 1.0, 1.0)
+    for query in ["install apk device", "git commit log branch", "read file directory", "screenshot"]:
+        words = query_words(seeded, query)
+        plan = match_plan.plan(seeded, words, [])
+        config = bm25.scoring_config(0, weights, list(plan.idfs))
+        rows = seeded.execute(
+            "SELECT rowid, -bm25(tools_fts, 3.0, 1.0, 0.5, 1.0, 1.0), router_bm25(tools_fts, ?) "
+            "FROM tools_fts WHERE tools_fts MATCH ?",
+            (config, " OR ".join(f'"{w.text}"' for w in plan.scored)),
+        ).fetchall()
+        assert len(rows) > 3, query
+        for _, builtin, ours in rows:
+            assert ours == pytest.approx(builtin, rel=1e-9, abs=1e-9), query
+
+
+# --- exact names ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query, first",
+    [
+        ("git status", "git_status"),
+        ("adb_install_apk", "adb_install_apk"),
+        ("adb install_apk", "adb_install_apk"),
+        ("ghidra decompile_function", "ghidra_decompile_function"),
+        ("ghidra decompile", "ghidra_decompile_function"),
+        ("read_graph", "read_graph"),
+    ],
+)
+def test_a_query_naming_a_tool_puts_it_first(seeded, query, first):
+    assert search(seeded, query)[0].name == first
+
+
+def test_an_exact_name_beats_a_stronger_lexical_match(conn, tmp_path):
+    load(
+        conn,
+        tmp_path,
+        [
+            tool("deploy", "Ship it."),
+            tool("deploy_everything", "Deploy, deploy and deploy again: deploy the deploy."),
+            tool("x1", "Play a song."),
+            tool("x2", "Water the plants."),
+        ],
+    )
+    hits = search(conn, "deploy", explain=True)
+    assert [h.name for h in hits] == ["deploy", "deploy_everything"]
+    assert hits[0].explain.exact_name and hits[0].score < hits[1].score
+
+
+# --- tools that cannot be called here ----------------------------------------------------
+
+
+def test_an_unavailable_server_marks_its_hits_with_the_reason(registry):
+    reason = "program 'gh-mcp' not installed: pip install gh-mcp"
+    hits = search(registry, "list issues of acme on github", unavailable={"acme_github": reason})
+    acme = next(h for h in hits if h.name == "acme_github_list_issues")
+    assert acme.available is False and acme.unavailable_reason == reason
+    assert acme.to_dict()["unavailable_reason"] == reason
+    assert all(h.available for h in hits if not h.name.startswith("acme_"))
+
+
+def test_a_callable_tool_that_fits_as_well_goes_before_an_uncallable_one(registry):
+    query = "list github issues"
+    plain = search(registry, query, explain=True)
+    first = plain[0]
+    server = first.name.rsplit("_github_", 1)[0] + "_github"
+    demoted = search(registry, query, unavailable={server: "not installed"})
+    assert demoted[0].name != first.name and demoted[0].available
+    assert first.name in {h.name for h in demoted}
+
+
+def test_the_only_tool_that_does_the_job_is_not_buried(registry):
+    hits = search(registry, "reserve a restaurant table", unavailable={"ops": "not installed here"})
+    assert hits[0].name == "book_table" and hits[0].available is False
+    assert hits[0].score - UNAVAILABLE_PENALTY > (hits[1].score if len(hits) > 1 else 0)
+
+
+def test_the_breaker_window_is_the_callers(registry):
+    opened_at = 1_000_000.0
+    registry.execute(
+        "INSERT INTO breaker(tool, state, consecutive_failures, opened_at, updated_at) "
+        "VALUES ('acme_github_list_issues', 'open', 3, :at, '2026-11-29T20:00:00Z')",
+        {"at": opened_at},
+    )
+    query = "list issues of acme on github"
+
+    def acme(**kwargs):
+        return next(
+            h for h in search(registry, query, now=opened_at + 20, **kwargs) if h.name.startswith("acme_")
+        )
+
+    assert acme(breaker_open_s=60.0).available is False
+    assert "breaker" in acme(breaker_open_s=60.0).unavailable_reason
+    assert acme(breaker_open_s=10.0).available is True
