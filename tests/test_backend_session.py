@@ -205,7 +205,8 @@ async def test_a_backend_deaf_to_stdin_close_and_sigterm_is_killed_with_its_chil
     with open("/dev/null", "wb") as stderr:
         async with backend_process(params, stderr) as running:
             process = running.process
-            child_pid = int(await process.stdout.readline())
+            with anyio.fail_after(10):
+                child_pid = int(await process.stdout.readline())
             assert alive(process.pid) and alive(child_pid)
     # stdin closed (ignored), SIGTERM to the group (ignored), then SIGKILL to the group
     assert process.returncode == -9

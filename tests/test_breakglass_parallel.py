@@ -12,6 +12,7 @@ import pytest
 from router.breakglass import caps as capsmod
 from router.breakglass.settings import DEFAULT_PRICES
 from router.db import connect, query_dicts
+from tests.bounded_io import readline_within
 from tests.breakglass_support import (
     API_KEY,
     arguments,
@@ -63,10 +64,10 @@ def test_racing_processes_never_exceed_the_caps(tmp_path, max_invocations, max_m
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert racer.stdout.readline().strip() == "ready"
+        assert readline_within(racer.stdout).strip() == "ready"
         racers.append(racer)
     go.touch()
-    wins = [int(p.stdout.readline()) for p in racers]
+    wins = [int(readline_within(p.stdout, timeout_s=120)) for p in racers]
     (tmp_path / "go.done").touch()
     for p in racers:
         p.communicate(timeout=120)

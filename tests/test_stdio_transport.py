@@ -14,6 +14,7 @@ import pytest
 
 from router.facade.stdio_transport import UnreadableMessage, _next_line
 from router.jsonrpc_lines import LineClient
+from tests.bounded_io import readline_within
 from tests.db_rows import rows
 
 pytestmark = pytest.mark.slow
@@ -106,7 +107,7 @@ def test_the_client_pipe_is_left_blocking_once_the_router_exits(tmp_path):
     )
     try:
         os.write(write_end, HANDSHAKE)
-        assert json.loads(router.stdout.readline())["id"] == 1
+        assert json.loads(readline_within(router.stdout))["id"] == 1
         assert fcntl.fcntl(read_end, fcntl.F_GETFL) & os.O_NONBLOCK  # while serving
         os.close(write_end)
         assert router.wait(timeout=30) == 0
