@@ -124,10 +124,17 @@ def test_a_server_that_fails_to_start_is_reported_with_its_stderr_and_not_declar
 
 def test_add_then_remove_updates_servers_file_and_catalog(tmp_path):
     db = tmp_path / "r.db"
-    # options before NAME: everything after it is the server's own command line
-    added = run_cli("add", "--db", str(db), "clock", "--", "mcp-server-time", "--local-timezone", "UTC")
+    # options before NAME: everything after it is the server's own command line; a literal
+    # secret given with --env is written as a reference, and read from the environment
+    added = run_cli(
+        *("add", "--db", str(db), "--env", f"CLOCK_API_KEY={SECRET}", "clock"),
+        *("--", "mcp-server-time", "--local-timezone", "UTC"),
+        env={"CLOCK_API_KEY": SECRET},
+    )
     assert added.returncode == 0, added.stdout + added.stderr
     assert "added clock: 2 tools (named clock_<tool>" in added.stdout
+    assert "export CLOCK_API_KEY=" in added.stdout and SECRET not in added.stdout
+    assert 'CLOCK_API_KEY = "${env:CLOCK_API_KEY}"' in user_servers_file().read_text()
     searched = run_cli("search", "--db", str(db), "--json", "current time in a timezone")
     assert "clock_get_current_time" in searched.stdout
     removed = run_cli("remove", "clock", "--db", str(db))

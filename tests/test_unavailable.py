@@ -2,6 +2,7 @@
 definition behind the catalog's back is quarantined (a real router, real backends, stdio)."""
 
 import json
+import subprocess
 
 import anyio.lowlevel
 import pytest
@@ -10,7 +11,7 @@ from router.catalog.load import load_catalog
 from router.db import connect
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 from tests.db_rows import rows
-from tests.facade_support import harvest, json_of, running_router, text_of, write_catalog_file
+from tests.facade_support import CONTEXT_ROUTER, harvest, json_of, running_router, text_of, write_catalog_file
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -57,6 +58,31 @@ async def test_director_sees_read_only_tools_of_every_profile(seeded_db, tmp_pat
         for profile, query in queries.items():
             found = json_of(await router.call_tool("mcp_search_tools", {"query": query, "profile": profile}))
             assert found["tools"], (profile, query)
+
+
+def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_db):
+    def serve_stderr(db):
+        finished = subprocess.run(
+            [str(CONTEXT_ROUTER), "serve", "--db", str(db), "--workspace", str(tmp_path)],
+            stdin=subprocess.DEVNULL,  # the client goes at once: the router reports, then stops
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        return finished.stderr
+
+    empty = tmp_path / "empty.db"
+    connect(empty).close()
+    said = serve_stderr(empty)
+    assert f"context-router serve: ready on stdio: {empty} (0 tools; 0 of 0 servers callable: none)" in said
+    assert "WARNING: the catalog" in said and "is empty" in said
+    said = serve_stderr(seeded_db)
+    assert (
+        "(183 tools; 5 of 14 servers callable: fetch, filesystem, git, memory, time); role staff-backend"
+        in said
+    )
+    assert "WARNING" not in said
 
 
 async def test_search_over_an_empty_catalog_says_so(tmp_path):

@@ -96,9 +96,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     imported.add_argument("files", nargs="*", type=Path, metavar="FILE")
-    imported.add_argument(
-        "--keep-secrets", action="store_true", help="copy literal secret values into your servers file"
-    )
     imported.add_argument("--only", metavar="NAME", action="append", help="import only these servers")
     _common_setup_options(imported)
     imported.set_defaults(handler=run_import)
@@ -114,6 +111,11 @@ def _common_setup_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workspace", metavar="DIR", type=Path, help="${WORKSPACE} (default: working directory)"
+    )
+    parser.add_argument(
+        "--keep-secrets",
+        action="store_true",
+        help="write literal secret values into your servers file (default: ${env:NAME} references)",
     )
 
 
@@ -181,7 +183,7 @@ def setup_servers(
     finally:
         conn.close()
     if any(outcome.error is None for outcome in outcomes):
-        if getattr(args, "keep_secrets", False):
+        if args.keep_secrets:
             file.keep_private()
         file.save(lower)
         print(f"{target}: {sum(o.error is None for o in outcomes)} servers declared")
@@ -193,23 +195,27 @@ def run_add(args: argparse.Namespace) -> int:
     launch = args.launch[1:] if args.launch[:1] == ["--"] else args.launch
     if bool(args.http) == bool(launch):
         raise RouterError("add NAME needs either --http URL or -- COMMAND ARGS...")
-    fields = {"name": server_name(args.name), "profile": args.profile, "install": args.install}
+    entry = ClientServer(name=args.name, source="the add command line")
     if args.http:
-        fields |= {"url": args.http, "headers": _pairs(args.header, "--header")}
-        fields["http_transport"] = "sse" if args.sse else "streamable-http"
+        entry.url, entry.headers = args.http, _pairs(args.header, "--header")
+        entry.http_transport = "sse" if args.sse else "streamable-http"
     else:
-        fields |= {"command": launch[0], "args": launch[1:], "env": _pairs(args.env, "--env")}
+        entry.command, entry.args, entry.env = launch[0], launch[1:], _pairs(args.env, "--env")
+    # the same rule as import: a literal secret becomes a reference unless --keep-secrets
+    messages = move_out(entry, keep=args.keep_secrets)
     try:
-        server = ServerConfig.model_validate(fields)
+        server = _as_config(entry, profile=args.profile, install=args.install)
     except ValueError as exc:
         raise RouterError(f"add {args.name}: {exc}") from None
-    [outcome] = setup_servers(args, [(server, "context-router add", [])])
+    [outcome] = setup_servers(args, [(server, "context-router add", messages)])
     print(outcome.line())
+    for message in outcome.messages:
+        print(f"  {message}")
     return 0 if outcome.error is None else 1
 
 
-def _as_config(entry: ClientServer) -> ServerConfig:
-    fields: dict[str, object] = {"name": server_name(entry.name), "profile": DEFAULT_PROFILE}
+def _as_config(entry: ClientServer, profile: str = DEFAULT_PROFILE, install: str = "") -> ServerConfig:
+    fields: dict[str, object] = {"name": server_name(entry.name), "profile": profile, "install": install}
     if entry.url is not None:
         fields |= {"url": entry.url, "headers": entry.headers, "http_transport": entry.http_transport}
     else:
