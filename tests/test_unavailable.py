@@ -64,7 +64,7 @@ def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_d
     def serve_stderr(db):
         finished = subprocess.run(
             [str(CONTEXT_ROUTER), "serve", "--db", str(db), "--workspace", str(tmp_path)],
-            stdin=subprocess.DEVNULL,  # the client goes at once: the router reports, then stops
+            input="",  # a client that goes at once (its pipe closes): the router reports, then stops
             capture_output=True,
             text=True,
             timeout=60,
