@@ -61,6 +61,15 @@ CREATE TABLE IF NOT EXISTS tools (
     -- catalog load fills them in.
     output_schema   TEXT CHECK (output_schema IS NULL OR json_valid(output_schema)),
     title           TEXT,
+    -- who decided `mutating`: the server's own annotations.readOnlyHint ('server'), the
+    -- reviewed router block of the seed ('router-review'), or nobody ('default-mutating':
+    -- fail-closed). Version 7 added it (router/db.py), like the two below.
+    read_only_source TEXT NOT NULL DEFAULT 'default-mutating'
+        CHECK (read_only_source IN ('server', 'router-review', 'default-mutating')),
+    -- the JSON Schema draft a call's args are checked under (the one the inputSchema declares
+    -- with $schema, else 2020-12, else draft-04 for schemas written in its style), or
+    -- 'unchecked' for a spec-valid tool whose schema no validator accepts
+    arg_validator   TEXT NOT NULL DEFAULT 'draft2020-12',
     UNIQUE (server, backend_name)
 ) STRICT;
 
@@ -131,7 +140,10 @@ CREATE TABLE IF NOT EXISTS audit (
     -- own (its backend timeouts plus a grace, router/facade/audit.py). NULL on rows that are written
     -- finished, and on rows from before schema version 2. Last, because version 2 added it
     -- to existing files with ALTER TABLE (router/db.py), which appends.
-    deadline_at TEXT
+    deadline_at TEXT,
+    -- a call's target: who decided whether it is read-only ('server', 'router-review',
+    -- 'default-mutating'), as the role rule saw it. Version 7.
+    read_only_source TEXT
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit(started_at);
@@ -155,6 +167,33 @@ CREATE TABLE IF NOT EXISTS backend_breaker (
     opened_at            REAL,
     updated_at           TEXT NOT NULL,
     last_error           TEXT
+) STRICT;
+
+-- Rug-pull defense (router/catalog/quarantine.py): a tool whose running backend lists a
+-- definition other than the catalog's. It is not callable until the user accepts the new
+-- definition (`harvest --accept-changed`, `import`), or the backend lists the old one again.
+CREATE TABLE IF NOT EXISTS tool_quarantine (
+    tool         TEXT PRIMARY KEY REFERENCES tools(name) ON DELETE CASCADE,
+    server       TEXT NOT NULL,
+    -- the catalog's definition_hash and what the backend listed ('' when it no longer lists it)
+    catalog_hash TEXT NOT NULL,
+    live_hash    TEXT NOT NULL,
+    -- the top-level MCP fields that differ, comma-separated ('(gone)' for a vanished tool)
+    changed      TEXT NOT NULL,
+    detected_at  TEXT NOT NULL
+) STRICT;
+
+-- The stdio backends a router process started, for `context-router servers` in another
+-- process: a row is current while its backend_pid is alive with the same start time.
+CREATE TABLE IF NOT EXISTS backend_runs (
+    server        TEXT NOT NULL,
+    router_pid    INTEGER NOT NULL,
+    backend_pid   INTEGER NOT NULL,
+    -- the process's start time as the OS gives it (/proc/PID/stat field 22), so a recycled
+    -- pid is not taken for the backend
+    backend_start TEXT NOT NULL,
+    started_at    TEXT NOT NULL,
+    PRIMARY KEY (server, router_pid)
 ) STRICT;
 
 ------------------------------------------------------------------------------------------
@@ -352,8 +391,10 @@ DROP VIEW IF EXISTS v_tool_schema;
 -- backend is down. title and output_schema are NULL for a tool whose backend gives none.
 CREATE VIEW v_tool_schema AS
 SELECT t.name, t.title, s.profile, t.server, t.backend_name, t.description, t.input_schema,
-       t.output_schema, t.annotations, t.mutating
-FROM tools t JOIN servers s ON s.name = t.server;
+       t.output_schema, t.annotations, t.mutating, t.read_only_source, t.arg_validator,
+       q.changed AS quarantined_fields, q.detected_at AS quarantined_at
+FROM tools t JOIN servers s ON s.name = t.server
+LEFT JOIN tool_quarantine q ON q.tool = t.name;
 
 DROP VIEW IF EXISTS v_catalog_per_profile;
 CREATE VIEW v_catalog_per_profile AS
@@ -376,7 +417,7 @@ SELECT id, started_at, session_id, role, meta_tool, target,
        CASE WHEN outcome <> 'started' OR finished_at IS NOT NULL THEN outcome
             WHEN deadline_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'in_flight'
             ELSE 'interrupted' END AS outcome,
-       round(latency_ms, 3) AS latency_ms, error
+       round(latency_ms, 3) AS latency_ms, error, read_only_source
 FROM audit
 ORDER BY id DESC
 LIMIT 100;
@@ -552,13 +593,16 @@ LEFT JOIN backend_breaker bb ON bb.server = t.server;
 
 DROP VIEW IF EXISTS v_callable;
 -- mcp_call_tool: the backend server and name a catalog tool is forwarded to, the schema its
--- args are validated against, whether the role rules treat it as mutating, and its breaker.
+-- args are validated against (and under which draft), whether the role rules treat it as
+-- mutating and who decided, whether it is quarantined, and its breaker.
 -- A half_open breaker's opened_at is when its single trial call was let through.
 CREATE VIEW v_callable AS
 SELECT t.name, t.server, t.backend_name, t.input_schema, t.mutating,
-       coalesce(b.state, 'closed') AS breaker_state, b.opened_at AS breaker_opened_at
+       coalesce(b.state, 'closed') AS breaker_state, b.opened_at AS breaker_opened_at,
+       t.read_only_source, t.arg_validator, q.changed AS quarantined_fields
 FROM tools t
-LEFT JOIN breaker b ON b.tool = t.name;
+LEFT JOIN breaker b ON b.tool = t.name
+LEFT JOIN tool_quarantine q ON q.tool = t.name;
 
 -- A counter bumped by every change to the catalog's tools, from any process: search keys its
 -- cached term statistics on it, so the audit and breaker rows every call writes do not throw
@@ -579,5 +623,14 @@ CREATE TRIGGER IF NOT EXISTS catalog_version_au AFTER UPDATE ON tools BEGIN
 END;
 
 CREATE TRIGGER IF NOT EXISTS catalog_version_ad AFTER DELETE ON tools BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
+-- A quarantined tool is not callable: the call targets cached on catalog_version must see it.
+CREATE TRIGGER IF NOT EXISTS catalog_version_quarantine_ai AFTER INSERT ON tool_quarantine BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS catalog_version_quarantine_ad AFTER DELETE ON tool_quarantine BEGIN
     UPDATE catalog_version SET version = version + 1 WHERE id = 1;
 END;

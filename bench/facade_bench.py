@@ -30,8 +30,10 @@ from bench import synthetic
 from bench.load import load_synthetic
 from bench.paths import BENCH_DIR
 from bench.report import Options, Section, markdown_table
+from router.catalog.load import INSERT_TOOL, read_seed_file, tool_row
 from router.db import connect
 from router.jsonrpc_lines import LineClient
+from router.paths import SEEDS_DIR
 
 CATALOG_SIZE = 10_000
 ROUND_TRIPS = 600  # per measured series, after WARM_UP
@@ -114,16 +116,15 @@ def measure(scratch: Path) -> dict[str, dict[str, float]]:
     db = scratch / "facade-bench.db"
     conn = connect(db)
     load_synthetic(conn, tools, scratch)
-    # the real backend's tool, so the router can forward to it
+    # the real backend's tool as its seed lists it (the router checks a starting backend's
+    # tools/list against the catalog: a made-up definition would be quarantined)
+    time_seed = read_seed_file(SEEDS_DIR / "time.json")
+    [tool] = [t for t in time_seed.tools if t.name == "get_current_time"]
     conn.execute(
         "INSERT INTO profiles(name) VALUES ('core') ON CONFLICT DO NOTHING;"
         "INSERT INTO servers(name, profile) VALUES ('time', 'core');"
-        "INSERT INTO tools(name, backend_name, server, description, summary, input_schema, mutating,"
-        " definition_hash) VALUES ('get_current_time', 'get_current_time', 'time',"
-        " 'Get current time in a specific timezone', 'Get current time in a specific timezone',"
-        ' \'{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}\','
-        " 0, 'b3:bench')"
     )
+    conn.execute(INSERT_TOOL, tool_row(tool, server="time", catalog_name=tool.name).__dict__)
     conn.close()
     servers = scratch / "servers.toml"
     servers.write_text(

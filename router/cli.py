@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "router.commands.handoff",
     "router.commands.cards",
     "router.commands.setup",
+    "router.commands.servers",
 )
 
 

@@ -17,7 +17,7 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -122,6 +122,20 @@ ALTER TABLE model_prices ADD COLUMN reasoning_picodollars_per_tok INTEGER NOT NU
 # Version 6: backend_breaker and v_backend_breaker_state, the circuit breaker per backend
 # server; v_search reads it too. New objects only: schema.sql creates them, no step needed.
 
+# Version 7: who decided a tool is read-only (tools.read_only_source, and the audit's copy for
+# each call) and the draft its args are checked under (tools.arg_validator). Existing rows get
+# 'server' where their annotations carry a readOnlyHint, else 'default-mutating' (what decided
+# them before); the next catalog load adds the seeds' reviewed classifications.
+# (tool_quarantine and backend_runs are new tables: schema.sql creates them.)
+ADD_READ_ONLY_SOURCE_AND_ARG_VALIDATOR = """
+ALTER TABLE tools ADD COLUMN read_only_source TEXT NOT NULL DEFAULT 'default-mutating'
+    CHECK (read_only_source IN ('server', 'router-review', 'default-mutating'));
+ALTER TABLE tools ADD COLUMN arg_validator TEXT NOT NULL DEFAULT 'draft2020-12';
+UPDATE tools SET read_only_source = 'server'
+WHERE json_type(annotations, '$.readOnlyHint') IN ('true', 'false');
+ALTER TABLE audit ADD COLUMN read_only_source TEXT;
+"""
+
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
 # by N. They run before schema.sql, whose views may already read what they add.
@@ -129,6 +143,7 @@ UPGRADES: dict[int, str] = {
     2: ADD_AUDIT_DEADLINE,
     3: ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE,
     5: REBUILD_BREAKGLASS_TABLES,
+    7: ADD_READ_ONLY_SOURCE_AND_ARG_VALIDATOR,
 }
 
 # apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
@@ -283,6 +298,12 @@ def query_dicts(conn: apsw.Connection, sql: str, bindings=None) -> list[dict]:
 
 
 CATALOG_VERSION_SQL = "SELECT version FROM catalog_version WHERE id = 1"
+CATALOG_SIZE_SQL = "SELECT count(*) FROM tools"
+
+
+def catalog_size(conn: apsw.Connection) -> int:
+    """Tools in the catalog: 0 is an empty (or never built) catalog, said loudly where it shows."""
+    return int(scalar(conn, CATALOG_SIZE_SQL))
 
 
 def catalog_version(conn: apsw.Connection) -> int:

@@ -78,6 +78,12 @@ def user_servers_file() -> Path:
     return user_config_dir() / USER_SERVERS_NAME
 
 
+def user_seeds_dir() -> Path:
+    """Seeds of the user's own servers (written by import, add and harvest), beside the user's
+    servers file; `context-router catalog` loads them with the shipped seeds."""
+    return user_config_dir() / "seeds"
+
+
 def servers_files(cli_values: list[Path] | None = None) -> list[Path]:
     """The servers files in force, lowest layer first.
 

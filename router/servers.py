@@ -2,7 +2,9 @@
 
 Two layers by default: the shipped configs/servers.toml and the user's own servers file
 (router.paths.servers_files). A later layer wins: a server it declares replaces the same
-name's whole table below it, and its [defaults] keys replace those keys.
+name's whole table below it, and its [defaults] keys replace those keys. A table saying
+`enabled = false` switches the server off (`context-router remove` writes one for a shipped
+server): it is not started, and its tools leave the catalog; a later layer may declare it again.
 """
 
 import tomllib
@@ -41,6 +43,11 @@ class ServerConfig(BaseModel):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     url: str | None = None
+    # HTTP servers: request headers (values may be ${env:NAME} references), and the MCP
+    # transport the URL speaks: Streamable HTTP, or the older HTTP+SSE
+    headers: dict[str, str] = Field(default_factory=dict)
+    http_transport: Literal["streamable-http", "sse"] = "streamable-http"
+    # what to install when the program is missing (shown wherever the server is unavailable)
     install: str = ""
     call_timeout_s: float | None = Field(default=None, gt=0)
     startup_timeout_s: float | None = Field(default=None, gt=0)
@@ -50,6 +57,8 @@ class ServerConfig(BaseModel):
     def _exactly_one_transport(self) -> "ServerConfig":
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of command (stdio) or url (HTTP)")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for HTTP servers (url); a stdio server takes env")
         return self
 
     @property
@@ -65,9 +74,16 @@ class ServersConfig(BaseModel):
     # which file declared each server (the layer that won), for `context-router servers`
     _origins: dict[str, Path] = PrivateAttr(default_factory=dict)
     _files: list[Path] = PrivateAttr(default_factory=list)
+    # servers switched off by `enabled = false`, and the layer that did it
+    _disabled: dict[str, Path] = PrivateAttr(default_factory=dict)
 
     def origin(self, server: str) -> Path | None:
         return self._origins.get(server)
+
+    @property
+    def disabled(self) -> dict[str, Path]:
+        """Servers an `enabled = false` table switched off, with the file that says so."""
+        return dict(self._disabled)
 
     @property
     def files(self) -> list[Path]:
@@ -94,6 +110,7 @@ def load_servers(paths: Path | Sequence[Path] = (SHIPPED_SERVERS_FILE,)) -> Serv
     layers = [paths] if isinstance(paths, Path) else list(paths)
     merged: dict[str, Any] = {"defaults": {}, "servers": {}}
     origins: dict[str, Path] = {}
+    disabled: dict[str, Path] = {}
     for path in layers:
         raw = _read_layer(path)
         defaults = raw.pop("defaults", {})
@@ -101,14 +118,22 @@ def load_servers(paths: Path | Sequence[Path] = (SHIPPED_SERVERS_FILE,)) -> Serv
         if not isinstance(defaults, dict) or not isinstance(servers, dict):
             raise ConfigError(f"{path}: [defaults] and [servers.NAME] must be tables")
         merged["defaults"].update(defaults)
+        switched_off = _disabled_tables(path, servers)
         for name, table in servers.items():
+            if name in switched_off:
+                merged["servers"].pop(name, None)
+                origins.pop(name, None)
+                disabled[name] = path
+                continue
             if isinstance(table, dict):
                 table.setdefault("name", name)
             merged["servers"][name] = table
             origins[name] = path
+            disabled.pop(name, None)
         merged.update(raw)  # unknown top-level keys: the model refuses them, naming the field
+        declared = {name: table for name, table in servers.items() if name not in switched_off}
         try:
-            ServersConfig.model_validate({"defaults": defaults, "servers": servers, **raw})
+            ServersConfig.model_validate({"defaults": defaults, "servers": declared, **raw})
         except ValidationError as exc:
             raise ConfigError(f"{path}: {first_field_error(exc)}") from None
     try:
@@ -117,7 +142,22 @@ def load_servers(paths: Path | Sequence[Path] = (SHIPPED_SERVERS_FILE,)) -> Serv
         raise ConfigError(f"{', '.join(map(str, layers))}: {first_field_error(exc)}") from None
     config._origins = origins
     config._files = layers
+    config._disabled = disabled
     return config
+
+
+def _disabled_tables(path: Path, servers: dict[str, Any]) -> set[str]:
+    """Names whose table says `enabled = false` (its other keys, if any, are kept but unused)."""
+    names = set()
+    for name, table in servers.items():
+        if isinstance(table, dict) and "enabled" in table:
+            if not isinstance(table["enabled"], bool):
+                raise ConfigError(f"{path}: field servers.{name}.enabled: must be true or false")
+            if table["enabled"] is False:
+                names.add(name)
+            else:
+                del table["enabled"]
+    return names
 
 
 def _read_layer(path: Path) -> dict[str, Any]:

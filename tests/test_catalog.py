@@ -159,7 +159,7 @@ def test_output_schema_and_title_are_stored_as_the_seeds_give_them(conn):
     assert stored["adb_install_apk"]["output_schema"] is None
 
 
-def test_user_catalog_line_with_a_broken_output_schema_is_refused(conn, tmp_path):
+def test_strict_user_catalog_line_with_a_broken_output_schema_is_refused(conn, tmp_path):
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     before = catalog_snapshot(conn)
     path = write_jsonl(
@@ -173,8 +173,88 @@ def test_user_catalog_line_with_a_broken_output_schema_is_refused(conn, tmp_path
         SeedError,
         match=r"mine.jsonl: line 2: tool 'shaped_tool': field outputSchema: not a valid JSON Schema at required",
     ):
-        load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[path])
+        load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[path], strict_user_files=True)
     assert catalog_snapshot(conn) == before
+
+
+def test_user_catalog_line_with_a_broken_output_schema_loads_with_a_warning(conn, tmp_path):
+    path = write_jsonl(
+        tmp_path / "mine.jsonl",
+        [
+            user_tool("fine_tool", "Fine"),
+            user_tool("shaped_tool", "Has a result shape", outputSchema={"type": "object", "required": "x"}),
+        ],
+    )
+    summary = load_catalog(conn, seed_dir=None, user_files=[path])
+    assert summary.added == 2
+    assert summary.notes == (
+        f"{path}: line 2: tool 'shaped_tool': outputSchema not a valid JSON Schema at required: "
+        "'x' is not of type 'array': kept as the server gives it",
+    )
+    # its arguments are still checked: only the result's shape is broken
+    assert conn.execute("SELECT arg_validator FROM tools WHERE name = 'shaped_tool'").fetchone() == (
+        "draft2020-12",
+    )
+
+
+def test_spec_valid_tools_load_and_the_load_says_what_it_did(conn, tmp_path):
+    """The bar: a tool without a description and a draft-04 schema load; a tool no draft
+    accepts loads unchecked; a broken line is skipped; the report names each."""
+    path = write_jsonl(
+        tmp_path / "real-servers.jsonl",
+        [
+            {"name": "no_description", "inputSchema": {"type": "object"}},
+            {
+                "name": "draft4_counter",
+                "description": "Count up from a positive start",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"start": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}},
+                },
+            },
+            {
+                "name": "draft7_declared",
+                "description": "Declares its draft",
+                "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
+            },
+            {"name": "no_validator_takes_it", "description": "Broken", "inputSchema": {"type": "array"}},
+            {"name": "bad name!", "description": "Not an MCP tool name", "inputSchema": {"type": "object"}},
+        ],
+    )
+    summary = load_catalog(conn, seed_dir=None, user_files=[path])
+    assert summary.added == 4
+    assert summary.notes == (
+        f"{path}: line 4: tool 'no_validator_takes_it': inputSchema must be a JSON Schema with \"type\": "
+        '"object": loaded with its arguments unchecked',
+        f"{path}: line 5: skipped: tool 'bad name!': field name: String should match pattern "
+        "'^[A-Za-z0-9_.\\-]{1,128}$'",
+    )
+    rows = dict(conn.execute("SELECT name, arg_validator FROM tools"))
+    assert rows == {
+        "no_description": "draft2020-12",
+        "draft4_counter": "draft4",
+        "draft7_declared": "draft7",
+        "no_validator_takes_it": "unchecked",
+    }
+    # without a description, search still finds the tool by its name
+    assert conn.execute(
+        "SELECT description, summary FROM tools WHERE name = 'no_description'"
+    ).fetchone() == (
+        "",
+        "no description",
+    )
+
+
+def test_json_lines_split_on_newline_only(conn, tmp_path):
+    """U+2028, U+2029 and U+0085 are legal raw inside a JSON string; str.splitlines would cut
+    the line there."""
+    path = tmp_path / "separators.jsonl"
+    text = "Line\u2028separator, paragraph\u2029separator and next\u0085line"
+    line = json.dumps(user_tool("odd_text", text), ensure_ascii=False)
+    path.write_text(line + "\r\n" + json.dumps(user_tool("plain", "Plain")) + "\n", encoding="utf-8")
+    summary = load_catalog(conn, seed_dir=None, user_files=[path])
+    assert (summary.added, summary.notes) == (2, ())
+    assert conn.execute("SELECT description FROM tools WHERE name = 'odd_text'").fetchone() == (text,)
 
 
 def test_invalid_json_names_line_and_column(conn, seed_copy):
@@ -280,10 +360,7 @@ def test_tool_without_read_only_hint_is_mutating(conn, tmp_path):
     assert conn.execute("SELECT mutating FROM tools WHERE name='quiet_tool'").fetchone() == (1,)
 
 
-def test_bad_user_catalog_line_names_line_and_field(conn, tmp_path):
-    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    before = catalog_snapshot(conn)
-    path = tmp_path / "bad.jsonl"
+def bad_boost_catalog(path):
     path.write_text(
         json.dumps(user_tool("fine_tool", "Fine"))
         + "\n\n"
@@ -297,9 +374,32 @@ def test_bad_user_catalog_line_names_line_and_field(conn, tmp_path):
         )
         + "\n"
     )
+    return path
+
+
+def test_strict_bad_user_catalog_line_names_line_and_field(conn, tmp_path):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    before = catalog_snapshot(conn)
+    path = bad_boost_catalog(tmp_path / "bad.jsonl")
     with pytest.raises(SeedError, match=r"bad.jsonl: line 3: tool 'broken_tool': field boost"):
-        load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[path])
+        load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[path], strict_user_files=True)
     assert catalog_snapshot(conn) == before
+
+
+def test_bad_user_catalog_line_is_skipped_and_named(conn, tmp_path):
+    path = bad_boost_catalog(tmp_path / "bad.jsonl")
+    summary = load_catalog(conn, seed_dir=None, user_files=[path])
+    assert summary.added == 1
+    assert summary.notes == (
+        f"{path}: line 3: skipped: tool 'broken_tool': field boost: Input should be a valid list",
+    )
+
+
+def test_user_catalog_with_no_loadable_tool_is_an_error(conn, tmp_path):
+    path = tmp_path / "hopeless.jsonl"
+    path.write_text("not json\n" + json.dumps({"name": "x"}) + "\n")
+    with pytest.raises(SeedError, match=r"hopeless.jsonl: no loadable tools in file \(2 skipped\)"):
+        load_catalog(conn, seed_dir=None, user_files=[path])
 
 
 def test_cli_catalog_success_and_error_exit_codes(tmp_path, seed_copy):

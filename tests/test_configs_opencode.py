@@ -161,9 +161,10 @@ def test_only_the_router_and_the_designs_companions_are_loaded(committed):
         assert entry["environment"] == {ROLE_ENV_VAR: role.name}
     for companion in COMPANIONS:
         entry = committed["mcp"][companion.name]
-        assert entry["enabled"] is companion.published
+        assert entry["enabled"] is (companion.published and companion.on_by_default)
         assert entry["command"] == list(companion.command)
-    assert committed["mcp"]["context-mode"]["enabled"] is True  # the one on npm
+    # on npm, but it needs Node >= 22.5 and a native build: nothing that may not start is on
+    assert committed["mcp"]["context-mode"]["enabled"] is False
 
 
 def test_each_role_sees_exactly_its_own_routers_three_tools(agent_rules, offered):

@@ -115,7 +115,8 @@ async def test_errors_are_tool_errors_a_model_can_act_on(facade):
     assert "limit" in text_of(bad_limit)
     assert "mcp-server-absent-for-tests" in text_of(missing)
     assert "npm install @example/absent-server" in text_of(missing)
-    assert "orphan" in text_of(orphan) and "servers.toml" in text_of(orphan)
+    assert "not available in this deployment" in text_of(missing)
+    assert "orphan" in text_of(orphan) and "no servers file declares" in text_of(orphan)
     assert text_of(healthy) == "OK"
     # bad arguments never reached the backend; only the healthy call did
     assert call_log(facade.state_dir) == ["shout"]
@@ -144,8 +145,8 @@ async def test_audit_rows_record_every_outcome_without_arguments_in_clear(facade
         ("mcp_call_tool", "refuse", "tool_error"),
         ("mcp_call_tool", "shout", "invalid_arguments"),
         ("mcp_call_tool", "nope", "unknown_tool"),
-        ("mcp_call_tool", "absent_lookup", "missing_program"),
-        ("mcp_call_tool", "orphan_ping", "not_configured"),
+        ("mcp_call_tool", "absent_lookup", "unavailable"),
+        ("mcp_call_tool", "orphan_ping", "unavailable"),
         ("mcp_call_tool", "crash_now", "backend_failed"),
         ("mcp_call_tool", "append_note", "denied"),
     ]

@@ -225,12 +225,12 @@ def audit_columns(conn) -> list[str]:
     return columns(conn, "audit")
 
 
-def test_version_1_file_goes_through_2_and_3_and_keeps_its_rows(db_path):
+def test_version_1_file_goes_through_every_step_and_keeps_its_rows(db_path):
     make_v1_file(db_path)
     conn = db.connect(db_path)
     assert db.schema_version(conn) == db.SCHEMA_VERSION
     assert "deadline_at" in audit_columns(conn)
-    assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
+    assert columns(conn, "tools")[-4:] == ["output_schema", "title", "read_only_source", "arg_validator"]
     assert conn.execute("SELECT target, outcome, deadline_at FROM audit ORDER BY id").fetchall() == [
         ("whoami", "ok", None),
         ("hang_forever", "started", None),
@@ -253,12 +253,15 @@ def test_version_2_file_gains_output_schema_and_title_and_keeps_its_rows(db_path
 
     conn = db.connect(db_path)
     assert db.schema_version(conn) == db.SCHEMA_VERSION
-    assert columns(conn, "tools")[-2:] == ["output_schema", "title"]
+    assert columns(conn, "tools")[-4:-2] == ["output_schema", "title"]
     assert conn.execute(f"SELECT id, {V2_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall() == tools_before
     assert conn.execute(
         "SELECT count(*) FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL"
     ).fetchone() == (0,)
-    assert conn.execute("SELECT * FROM audit ORDER BY id").fetchall() == audit_before
+    # the audit rows as they were, with the columns later versions appended left empty
+    assert [
+        row[: len(audit_before[0])] for row in conn.execute("SELECT * FROM audit ORDER BY id")
+    ] == audit_before
     # the column added to an existing table keeps its check
     with pytest.raises(apsw.ConstraintError):
         conn.execute("UPDATE tools SET output_schema = 'not json' WHERE id = 1")
@@ -280,11 +283,19 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
             "SELECT name FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL"
         )
     }
+    # version 7's reviewed read-only classifications are new to the file as well
+    reviewed = {
+        name
+        for (name,) in apsw.Connection(str(seeded)).execute(
+            "SELECT name FROM tools WHERE read_only_source = 'router-review'"
+        )
+    }
+    assert len(reviewed) > 100
     assert {"read_graph", "get_current_time", "read_text_file"} <= with_either
     hashes = dict(conn.execute("SELECT name, definition_hash FROM tools"))
 
     summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    assert (summary.added, summary.changed, summary.removed) == (0, len(with_either), 0)
+    assert (summary.added, summary.changed, summary.removed) == (0, len(with_either | reviewed), 0)
     # the hash already covered outputSchema and title: the rows changed, not the identities
     assert dict(conn.execute("SELECT name, definition_hash FROM tools")) == hashes
     assert conn.execute(
@@ -292,7 +303,7 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
     ).fetchone() == ("Read Graph", "object")
     assert conn.execute("SELECT tools, changed FROM catalog_loads ORDER BY id DESC LIMIT 1").fetchone() == (
         len(hashes),
-        len(with_either),
+        len(with_either | reviewed),
     )
 
     loads = conn.execute("SELECT count(*) FROM catalog_loads").fetchone()
@@ -316,9 +327,12 @@ def _shape(conn):
     )
 
 
-@pytest.mark.parametrize("make_old_file", [make_v1_file, make_v2_file, make_v3_file])
+@pytest.mark.parametrize("make_old_file", [make_v1_file, make_v2_file, make_v3_file, "v3 with a catalog"])
 def test_upgraded_file_has_the_same_tables_and_views_as_a_new_one(db_path, tmp_path, make_old_file):
-    make_old_file(db_path)
+    if make_old_file == "v3 with a catalog":
+        make_v3_file_with_catalog(db_path, catalog_of=seeded_file(tmp_path / "seeded.db"))
+    else:
+        make_old_file(db_path)
     upgraded, fresh = db.connect(db_path), db.connect(tmp_path / "fresh.db")
     assert _shape(upgraded) == _shape(fresh)
 
@@ -371,5 +385,54 @@ def test_a_file_another_process_upgrades_meanwhile_is_not_upgraded_twice(db_path
     assert db.schema_version(waiting) == db.SCHEMA_VERSION
     assert audit_columns(waiting).count("deadline_at") == 1
     assert columns(waiting, "tools").count("output_schema") == 1
+    assert columns(waiting, "tools").count("read_only_source") == 1
     waiting.close()
     other.close()
+
+
+def make_v3_file_with_catalog(path, *, catalog_of) -> None:
+    """A file as a version-3 router left it: the two audit rows and the catalog of
+    `catalog_of` without the version-7 columns."""
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(SCHEMA_V3.read_text(encoding="utf-8"))
+        conn.execute("PRAGMA user_version = 3")
+        conn.execute(OLD_AUDIT_ROWS)
+    conn.execute("ATTACH DATABASE ? AS current", (str(catalog_of),))
+    v3_columns = f"{V2_TOOL_COLUMNS}, output_schema, title"
+    with conn:
+        conn.execute("INSERT INTO profiles SELECT * FROM current.profiles")
+        conn.execute("INSERT INTO servers SELECT * FROM current.servers")
+        conn.execute(
+            f"INSERT INTO tools(id, {v3_columns}) SELECT id, {v3_columns} FROM current.tools ORDER BY id"
+        )
+        # what a version-3 load decided: only readOnlyHint made a tool read-only
+        conn.execute(
+            "UPDATE tools SET mutating = CASE WHEN json_extract(annotations, '$.readOnlyHint') = 1 "
+            "THEN 0 ELSE 1 END"
+        )
+    conn.execute("DETACH DATABASE current")
+    conn.close()
+
+
+def test_version_3_file_learns_who_decided_read_only_and_keeps_its_rows(db_path, tmp_path):
+    make_v3_file_with_catalog(db_path, catalog_of=seeded_file(tmp_path / "seeded.db"))
+    conn = db.connect(db_path)
+    assert db.schema_version(conn) == db.SCHEMA_VERSION
+    sources = dict(conn.execute("SELECT read_only_source, count(*) FROM tools GROUP BY 1").fetchall())
+    with_hint = conn.execute(
+        "SELECT count(*) FROM tools WHERE json_type(annotations, '$.readOnlyHint') IS NOT NULL"
+    ).fetchone()[0]
+    assert sources == {"server": with_hint, "default-mutating": 183 - with_hint}
+    assert conn.execute("SELECT DISTINCT arg_validator FROM tools").fetchall() == [("draft2020-12",)]
+    assert audit_columns(conn)[-1] == "read_only_source"
+    assert conn.execute("SELECT target, read_only_source FROM audit ORDER BY id").fetchall() == [
+        ("whoami", None),
+        ("hang_forever", None),
+    ]
+    # the next load brings in the reviews: ghidra's decompiler becomes read-only
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert conn.execute(
+        "SELECT mutating, read_only_source FROM tools WHERE name = 'ghidra_decompile_function'"
+    ).fetchone() == (0, "router-review")
+    conn.close()

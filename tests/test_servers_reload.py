@@ -44,7 +44,7 @@ async def test_servers_file_changes_apply_to_calls_without_a_restart(facade):
 
         facade.servers_file.write_text(without, encoding="utf-8")
         _, refused = await eventually(router, lambda answer: answer[0])
-        assert "'misbehaving', which is not declared" in refused
+        assert "its server 'misbehaving' is not set up: no servers file declares its server" in refused
         assert await wait_until(lambda: not alive(int(first)), timeout_s=10)  # removed: stopped
 
         facade.servers_file.write_text(with_tag(full, "v2"), encoding="utf-8")

@@ -6,18 +6,26 @@ bad file leaves the old catalog whole and reloading the same input changes nothi
 """
 
 import json
+from collections.abc import Collection
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
 import apsw
-from pydantic import ValidationError
 
 from router.catalog import tool_text
 from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
+from router.catalog.sources import (
+    LoadNotes,
+    read_seed_dir,
+    read_seed_file,
+    read_user_catalog,
+    seeds_by_server,
+)
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
-from router.validation import field_error
+
+__all__ = ["read_seed_dir", "read_seed_file", "read_user_catalog"]  # read here, long imported from here
 
 # A user catalog line without these gets them from here.
 DEFAULT_USER_PROFILE = "custom"
@@ -58,12 +66,16 @@ class ToolRow:
     # None when the backend gives none; stored as NULL, and inspect then leaves the key out
     output_schema: str | None
     title: str | None
+    read_only_source: str
+    arg_validator: str
 
 
 @dataclass(frozen=True)
 class CatalogInput:
     servers: tuple[ServerRow, ...]
     tools: tuple[ToolRow, ...]
+    # what lenient inputs skipped or let through
+    notes: tuple[str, ...] = ()
 
     def input_hash(self) -> str:
         return content_hash(
@@ -77,6 +89,7 @@ class LoadSummary:
     added: int
     changed: int
     removed: int
+    notes: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -89,77 +102,9 @@ class LoadSummary:
             f"{self.added} added, {self.changed} changed, {self.removed} removed"
         )
 
-
-# --- reading and validating ---------------------------------------------------------------
-
-
-def read_seed_dir(seed_dir: Path) -> list[tuple[SeedFile, str]]:
-    """Every seeds/*.json, validated, with the path it came from (sorted for determinism)."""
-    if not seed_dir.is_dir():
-        raise SeedError(f"{seed_dir}: seed directory not found")
-    files = sorted(seed_dir.glob("*.json"))
-    if not files:
-        raise SeedError(f"{seed_dir}: no seed files (*.json)")
-    return [(read_seed_file(path), str(path)) for path in files]
-
-
-def read_seed_file(path: Path) -> SeedFile:
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SeedError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
-    try:
-        return SeedFile.model_validate(raw)
-    except ValidationError as exc:
-        raise SeedError(f"{path}: {_describe_validation_error(exc, raw)}") from None
-
-
-def read_user_catalog(path: Path) -> list[UserCatalogLine]:
-    """A JSON Lines file of MCP tool objects; blank lines are skipped."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise SeedError(f"{path}: file not found") from None
-    tools = []
-    for line_number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SeedError(f"{path}: line {line_number}: invalid JSON: {exc.msg}") from None
-        try:
-            tools.append(UserCatalogLine.model_validate(raw))
-        except ValidationError as exc:
-            detail = _describe_validation_error(exc, raw)
-            raise SeedError(f"{path}: line {line_number}: {detail}") from None
-    if not tools:
-        raise SeedError(f"{path}: no tools in file")
-    return tools
-
-
-def _describe_validation_error(exc: ValidationError, raw: object) -> str:
-    """'tool 'git_status' (tools[3]): field inputSchema: <why>' from pydantic's first error."""
-    first = exc.errors()[0]
-    loc = list(first["loc"])
-    where = ""
-    if len(loc) >= 2 and loc[0] == "tools" and isinstance(loc[1], int):
-        index = loc[1]
-        tool_name = _tool_name_at(raw, index)
-        where = f"tool {tool_name!r} (tools[{index}]): " if tool_name else f"tools[{index}]: "
-        loc = loc[2:]
-    elif isinstance(raw, dict) and isinstance(raw.get("name"), str):
-        where = f"tool {raw['name']!r}: "
-    return where + field_error(first, loc)
-
-
-def _tool_name_at(raw: object, index: int) -> str | None:
-    try:
-        name = raw["tools"][index]["name"]  # type: ignore[index]
-    except (KeyError, IndexError, TypeError):
-        return None
-    return name if isinstance(name, str) else None
+    def report(self) -> str:
+        """one_line(), then each thing a lenient input skipped or loaded unchecked."""
+        return "\n".join([self.one_line(), *(f"  {note}" for note in self.notes)])
 
 
 # --- building rows ------------------------------------------------------------------------
@@ -172,8 +117,9 @@ def tool_row(tool: CatalogTool, *, server: str, catalog_name: str) -> ToolRow:
         name=catalog_name,
         backend_name=tool.name,
         server=server,
-        description=tool.description,
-        summary=tool_text.summary(tool.description),
+        description=tool.description or "",
+        # MCP lets a tool go without a description: its name, in words, is all there is
+        summary=tool_text.summary(tool.description or tool_text.name_words(tool.name)),
         input_schema=json.dumps(tool.inputSchema, ensure_ascii=False, sort_keys=True),
         annotations=json.dumps(annotations, ensure_ascii=False, sort_keys=True),
         name_words=tool_text.name_words(tool.name),
@@ -188,14 +134,21 @@ def tool_row(tool: CatalogTool, *, server: str, catalog_name: str) -> ToolRow:
             else json.dumps(tool.outputSchema, ensure_ascii=False, sort_keys=True)
         ),
         title=tool.title,
+        read_only_source=tool.read_only_source,
+        arg_validator=tool.arg_validator,
     )
 
 
 def build_catalog_input(
     seeds: list[tuple[SeedFile, str]],
     user_catalogs: list[tuple[list[UserCatalogLine], str]],
+    *,
+    lenient_origins: Collection[str] = (),
+    notes: LoadNotes | None = None,
 ) -> CatalogInput:
-    """Combine validated files into rows; refuse duplicate servers and tool names."""
+    """Combine validated files into rows; refuse duplicate servers and tool names (a
+    lenient origin's duplicate tool is skipped and noted instead)."""
+    notes = notes if notes is not None else LoadNotes()
     servers: dict[str, ServerRow] = {}
     tools: dict[str, ToolRow] = {}
     tool_origin: dict[str, str] = {}
@@ -213,31 +166,38 @@ def build_catalog_input(
             )
         servers.setdefault(row.name, row)
 
-    def add_tool(row: ToolRow, origin: str) -> None:
+    def add_tool(row: ToolRow, origin: str, lenient: bool) -> None:
         if row.name in tools:
-            raise SeedError(
-                f"{origin}: tool {row.name!r} is already in the catalog from "
-                f"{tool_origin[row.name]}; give one server a toolPrefix"
-            )
+            message = f"tool {row.name!r} is already in the catalog from {tool_origin[row.name]}"
+            if lenient:
+                notes.skipped(origin, f"{message} (give this server a tool prefix)")
+                return
+            raise SeedError(f"{origin}: {message}; give one server a toolPrefix")
         tools[row.name] = row
         tool_origin[row.name] = origin
 
     for seed, origin in seeds:
         add_server(ServerRow(seed.server, seed.profile, seed.source, origin))
+        lenient = origin in lenient_origins
         for tool in seed.tools:
-            add_tool(tool_row(tool, server=seed.server, catalog_name=seed.toolPrefix + tool.name), origin)
+            row = tool_row(tool, server=seed.server, catalog_name=seed.toolPrefix + tool.name)
+            add_tool(row, origin, lenient)
 
     for lines, origin in user_catalogs:
         default_server = Path(origin).stem
+        lenient = origin in lenient_origins
         for number, line in enumerate(lines, start=1):
             server = line.server or default_server
             profile = line.profile or DEFAULT_USER_PROFILE
             add_server(ServerRow(server, profile, "", origin))
-            add_tool(tool_row(line, server=server, catalog_name=line.name), f"{origin}: tool #{number}")
+            add_tool(
+                tool_row(line, server=server, catalog_name=line.name), f"{origin}: tool #{number}", lenient
+            )
 
     return CatalogInput(
         servers=tuple(sorted(servers.values(), key=lambda s: s.name)),
         tools=tuple(sorted(tools.values(), key=lambda t: t.name)),
+        notes=tuple(notes.lines),
     )
 
 
@@ -259,17 +219,18 @@ WHERE (profile, source, origin_file) IS NOT (excluded.profile, excluded.source, 
 
 SELECT_TOOL_ROWS = """
 SELECT name, backend_name, server, description, summary, input_schema, annotations,
-       name_words, arg_text, triggers, boost, mutating, definition_hash, output_schema, title
+       name_words, arg_text, triggers, boost, mutating, definition_hash, output_schema, title,
+       read_only_source, arg_validator
 FROM tools
 """
 
 INSERT_TOOL = """
 INSERT INTO tools(name, backend_name, server, description, summary, input_schema, annotations,
                   name_words, arg_text, triggers, boost, mutating, definition_hash,
-                  output_schema, title)
+                  output_schema, title, read_only_source, arg_validator)
 VALUES (:name, :backend_name, :server, :description, :summary, :input_schema, :annotations,
         :name_words, :arg_text, :triggers, :boost, :mutating, :definition_hash,
-        :output_schema, :title)
+        :output_schema, :title, :read_only_source, :arg_validator)
 """
 
 UPDATE_TOOL = """
@@ -277,7 +238,8 @@ UPDATE tools SET backend_name = :backend_name, server = :server, description = :
     summary = :summary, input_schema = :input_schema, annotations = :annotations,
     name_words = :name_words, arg_text = :arg_text, triggers = :triggers, boost = :boost,
     mutating = :mutating, definition_hash = :definition_hash,
-    output_schema = :output_schema, title = :title
+    output_schema = :output_schema, title = :title, read_only_source = :read_only_source,
+    arg_validator = :arg_validator
 WHERE name = :name
 """
 
@@ -296,6 +258,11 @@ VALUES (:loaded_at, :input_hash, :tools, :added, :changed, :removed)
 # each of them (measured: 8x slower bm25 ranking on a 2,500-tool catalog); merging them into
 # one after a load that changed something keeps search fast.
 OPTIMIZE_SEARCH_INDEX = "INSERT INTO tools_fts(tools_fts) VALUES ('optimize')"
+# A quarantined tool whose catalog definition is now what its backend listed was accepted.
+RELEASE_ACCEPTED_QUARANTINE = """
+DELETE FROM tool_quarantine
+WHERE live_hash = (SELECT definition_hash FROM tools WHERE tools.name = tool_quarantine.tool)
+"""
 
 
 def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary:
@@ -342,11 +309,41 @@ def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary
                 },
             )
             conn.execute(OPTIMIZE_SEARCH_INDEX)
-    return LoadSummary(per_profile, added, changed, removed)
+            conn.execute(RELEASE_ACCEPTED_QUARANTINE)
+    return LoadSummary(per_profile, added, changed, removed, catalog.notes)
 
 
-def load_catalog(conn: apsw.Connection, *, seed_dir: Path | None, user_files: list[Path]) -> LoadSummary:
-    """Validate every input file, then replace the catalog; nothing is written on error."""
+def load_catalog(
+    conn: apsw.Connection,
+    *,
+    seed_dir: Path | None,
+    user_files: list[Path],
+    user_seed_dir: Path | None = None,
+    disabled: Collection[str] = (),
+    strict_user_files: bool = False,
+) -> LoadSummary:
+    """Validate every input, then replace the catalog; nothing is written on error.
+
+    seed_dir: the shipped seeds (strict). user_seed_dir: the seeds `import`, `add` and
+    `harvest` wrote for the user (lenient; a server's seed there replaces the shipped one).
+    user_files: JSON Lines catalogs (lenient unless strict_user_files). Servers named in
+    `disabled` (an `enabled = false` in a servers file) are left out."""
+    notes = LoadNotes()
     seeds = read_seed_dir(seed_dir) if seed_dir is not None else []
-    user_catalogs = [(read_user_catalog(path), str(path)) for path in user_files]
-    return replace_catalog(conn, build_catalog_input(seeds, user_catalogs))
+    user_seeds = []
+    if user_seed_dir is not None and user_seed_dir.is_dir():
+        user_seeds = read_seed_dir(user_seed_dir, lenient=True, notes=notes)
+    chosen = seeds_by_server(seeds, user_seeds, notes)
+    for seed, origin in chosen:
+        if seed.server in disabled:
+            notes.lines.append(f"{origin}: server {seed.server!r} is disabled (enabled = false): left out")
+    chosen = [(seed, origin) for seed, origin in chosen if seed.server not in disabled]
+    user_catalogs = [
+        (read_user_catalog(path, strict=strict_user_files, notes=notes), str(path)) for path in user_files
+    ]
+    lenient = {origin for _, origin in user_seeds}
+    if not strict_user_files:
+        lenient |= {str(path) for path in user_files}
+    return replace_catalog(
+        conn, build_catalog_input(chosen, user_catalogs, lenient_origins=lenient, notes=notes)
+    )

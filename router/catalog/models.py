@@ -1,14 +1,28 @@
 """Pydantic types at the catalog's edges: seed files and user catalog lines.
 
 A tool is what MCP `tools/list` gives (name, description, inputSchema, annotations, ...)
-plus the router's own fields (`triggers`, `boost`).
+plus the router's own fields (`triggers`, `boost`, and `router`: a reviewed read-only
+classification for a tool whose server says nothing).
+
+Two modes. Seeds are strict: every problem is an error naming its field. User catalogs,
+imports and harvests are lenient (validation context {"lenient": True}): what MCP accepts is
+accepted, and a schema no JSON Schema draft accepts is kept with its args unchecked and a
+warning (CatalogTool.warnings) instead of refusing the tool.
 """
 
-from typing import Any
+from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from router.catalog import schema_drafts
 
 # MCP's tool-name rule (spec 2025-11-25): 1-128 of ASCII letters, digits, '_', '-', '.'.
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,128}$"
@@ -16,6 +30,14 @@ SERVER_NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_\-]{0,31}$"
 MAX_TRIGGER_CHARS = 80
 MAX_BOOST_CHARS = 40
+# the MCP fields of a tool that are the router's own, not the server's
+ROUTER_FIELDS = {"triggers", "boost", "router"}
+
+ReadOnlySource = Literal["server", "router-review", "default-mutating"]
+
+
+def _lenient(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("lenient"))
 
 
 class ToolAnnotations(BaseModel):
@@ -30,6 +52,16 @@ class ToolAnnotations(BaseModel):
     openWorldHint: bool | None = None
 
 
+class RouterReview(BaseModel):
+    """A person's reading of a tool whose server gives no readOnlyHint: does it only read?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    readOnly: bool
+    # why: what the tool does, in a few words (the review a later reader can check)
+    reviewed: str = Field(min_length=1)
+
+
 class CatalogTool(BaseModel):
     """One backend tool as MCP lists it, plus trigger phrases and boost keywords."""
 
@@ -39,7 +71,8 @@ class CatalogTool(BaseModel):
 
     name: str = Field(pattern=TOOL_NAME_PATTERN)
     title: str | None = None
-    description: str = Field(min_length=1)
+    # optional in MCP; a seed must still describe its tools (search reads the description)
+    description: str | None = Field(default=None, min_length=1, validate_default=True)
     inputSchema: dict[str, Any]
     outputSchema: dict[str, Any] | None = None
     annotations: ToolAnnotations | None = None
@@ -48,22 +81,47 @@ class CatalogTool(BaseModel):
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
     triggers: list[str] = Field(default_factory=list)
     boost: list[str] = Field(default_factory=list)
+    router: RouterReview | None = None
+
+    # what a lenient load let through, for the load's report
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+    _arg_validator: str = PrivateAttr(default=schema_drafts.DEFAULT_DRAFT)
 
     # MCP requires both to be JSON Schemas of an object: the arguments, and the
-    # structuredContent a call returns. A broken one is refused at load, not met by a model.
+    # structuredContent a call returns. A broken one is refused at load (seeds), or kept
+    # with a warning (lenient), never met by a model unannounced.
     @field_validator("inputSchema", "outputSchema")
     @classmethod
-    def _schema_is_object_json_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is None:
-            return None
-        if schema.get("type") != "object":
-            raise ValueError('must be a JSON Schema with "type": "object"')
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            where = "/".join(str(p) for p in exc.path) or "(root)"
-            raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+    def _schema_is_object_json_schema(
+        cls, schema: dict[str, Any] | None, info: ValidationInfo
+    ) -> dict[str, Any] | None:
+        if schema is None or _lenient(info):
+            return schema
+        problem = _schema_problem(schema)
+        if problem is not None:
+            raise ValueError(problem)
         return schema
+
+    @field_validator("description")
+    @classmethod
+    def _seeds_describe_their_tools(cls, description: str | None, info: ValidationInfo) -> str | None:
+        if description is None and not _lenient(info):
+            raise ValueError("a seeded tool needs a description (search reads it)")
+        return description
+
+    @model_validator(mode="after")
+    def _drafts_and_warnings(self, info: ValidationInfo) -> "CatalogTool":
+        problem = _schema_problem(self.inputSchema)
+        if problem is None:
+            self._arg_validator, _ = schema_drafts.check(self.inputSchema)
+        else:
+            self._arg_validator = schema_drafts.UNCHECKED
+            self._warnings.append(f"inputSchema {problem}: loaded with its arguments unchecked")
+        if self.outputSchema is not None:
+            problem = _schema_problem(self.outputSchema)
+            if problem is not None:
+                self._warnings.append(f"outputSchema {problem}: kept as the server gives it")
+        return self
 
     @field_validator("triggers")
     @classmethod
@@ -76,12 +134,43 @@ class CatalogTool(BaseModel):
         return _clean_phrases(boost, MAX_BOOST_CHARS, "boost keyword")
 
     @property
+    def read_only_source(self) -> ReadOnlySource:
+        """Who decides whether the tool only reads: the server's own annotation wins, then
+        the router's review; with neither it is treated as mutating (fail-closed)."""
+        if self.annotations is not None and self.annotations.readOnlyHint is not None:
+            return "server"
+        if self.router is not None:
+            return "router-review"
+        return "default-mutating"
+
+    @property
     def read_only(self) -> bool:
-        return bool(self.annotations and self.annotations.readOnlyHint is True)
+        source = self.read_only_source
+        if source == "server":
+            return self.annotations is not None and self.annotations.readOnlyHint is True
+        if source == "router-review":
+            return self.router is not None and self.router.readOnly
+        return False
+
+    @property
+    def arg_validator(self) -> str:
+        """The draft key call arguments are checked under (schema_drafts), or 'unchecked'."""
+        return self._arg_validator
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
 
     def mcp_definition(self) -> dict[str, Any]:
         """The tool as the backend lists it (router fields removed)."""
-        return self.model_dump(by_alias=True, exclude_none=True, exclude={"triggers", "boost"})
+        return self.model_dump(by_alias=True, exclude_none=True, exclude=ROUTER_FIELDS)
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    if schema.get("type") != "object":
+        return 'must be a JSON Schema with "type": "object"'
+    _, problem = schema_drafts.check(schema)
+    return problem
 
 
 def _clean_phrases(values: list[str], max_chars: int, what: str) -> list[str]:
@@ -96,8 +185,8 @@ def _clean_phrases(values: list[str], max_chars: int, what: str) -> list[str]:
     return cleaned
 
 
-class SeedFile(BaseModel):
-    """seeds/<server>.json: one backend server and its tools."""
+class SeedHeader(BaseModel):
+    """seeds/<server>.json without its tools: what a lenient read validates first."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -108,6 +197,11 @@ class SeedFile(BaseModel):
     # prepended to each backend name to form the catalog name, for servers whose tool
     # names collide with another server's
     toolPrefix: str = Field(default="", pattern=r"^[A-Za-z0-9_.\-]{0,32}$")
+
+
+class SeedFile(SeedHeader):
+    """seeds/<server>.json: one backend server and its tools."""
+
     tools: list[CatalogTool] = Field(min_length=1)
 
 
@@ -116,3 +210,11 @@ class UserCatalogLine(CatalogTool):
 
     server: str | None = Field(default=None, pattern=SERVER_NAME_PATTERN)
     profile: str | None = Field(default=None, pattern=PROFILE_NAME_PATTERN)
+
+    def mcp_definition(self) -> dict[str, Any]:
+        """Without the line's server and profile: where a tool is filed is not part of what
+        the backend lists (a rug-pull check compares the two)."""
+        definition = super().mcp_definition()
+        definition.pop("server", None)
+        definition.pop("profile", None)
+        return definition

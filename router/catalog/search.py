@@ -117,14 +117,16 @@ SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts M
 
 # What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
 # phrases of the query each one has (an index seek per candidate), its server's reason to be
-# unavailable here, and its breaker.
+# unavailable here, and its breaker. The reason is a key lookup (json_extract; server names
+# never hold a quote): a json_each scan of the mapping per candidate cost 0.18 ms a search
+# with 135 unavailable servers, the lookup 0.06 ms.
 HITS_SQL = """
 SELECT v.id, v.name, v.profile, v.summary,
        coalesce((SELECT max(p.kind = 'trigger') FROM tool_phrases p
                  WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0),
        coalesce((SELECT max(p.kind = 'boost') FROM tool_phrases p
                  WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0),
-       (SELECT u.value FROM json_each(:unavailable) u WHERE u.key = v.server),
+       json_extract(:unavailable, '$."' || v.server || '"'),
        coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0),
        v.breaker_opened_at
 FROM json_each(:ids) c

@@ -1,10 +1,13 @@
-"""One tool's full definition from the catalog (v_tool_schema)."""
+"""One tool's full definition from the catalog (v_tool_schema), and what the router decided
+about it: whether it only reads (and who said so), the draft its arguments are checked under
+when that is not the default, and a quarantine (its backend now lists another definition)."""
 
 import json
 from typing import Any
 
 import apsw
 
+from router.catalog.schema_drafts import DEFAULT_DRAFT, UNCHECKED
 from router.db import query_dicts
 from router.errors import UnknownToolError, echo
 
@@ -33,4 +36,19 @@ def inspect_tool(conn: apsw.Connection, tool_name: str) -> dict[str, Any]:
         definition["outputSchema"] = json.loads(row["output_schema"])
     definition["annotations"] = json.loads(row["annotations"])
     definition["mutating"] = bool(row["mutating"])
+    # who decided: the server's readOnlyHint, the router's reviewed seed, or nobody (fail-closed)
+    definition["readOnly"] = not row["mutating"]
+    definition["readOnlySource"] = row["read_only_source"]
+    if row["arg_validator"] == UNCHECKED:
+        definition["argsChecked"] = False  # no JSON Schema draft accepts its inputSchema
+    elif row["arg_validator"] != DEFAULT_DRAFT:
+        definition["schemaDraft"] = row["arg_validator"]
+    if row["quarantined_fields"] is not None:
+        definition["quarantined"] = {
+            "changed": row["quarantined_fields"],
+            "since": row["quarantined_at"],
+            "callable": False,
+            "why": "its running backend lists a different definition than the catalog's; the "
+            "user must accept it (context-router harvest SERVER --accept-changed, or import)",
+        }
     return definition

@@ -6,7 +6,8 @@ from pathlib import Path
 import anyio
 
 from router.commands import add_servers_option
-from router.paths import SEEDS_DIR, resolve_db_path, servers_files
+from router.commands.catalog import load_default_catalog
+from router.paths import SEEDS_DIR, resolve_db_path, servers_files, user_seeds_dir
 from router.servers import load_servers
 
 # Exit status when a changed or vanished tool was flagged (and its seed entry kept).
@@ -26,7 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("server", help="a [servers.NAME] of servers.toml")
     add_servers_option(parser)
-    parser.add_argument("--seeds", metavar="DIR", type=Path, default=SEEDS_DIR, help=f"default {SEEDS_DIR}")
+    parser.add_argument(
+        "--seeds",
+        metavar="DIR",
+        type=Path,
+        help=f"where the seed is written (default: {SEEDS_DIR} for a server seeded there, else the user "
+        "seeds directory); with the default, the catalog is reloaded too",
+    )
     parser.add_argument(
         "--workspace", metavar="DIR", type=Path, help="${WORKSPACE} (default: working directory)"
     )
@@ -46,14 +53,23 @@ def run(args: argparse.Namespace) -> int:
     placeholders = Placeholders(
         (args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db))
     )
+    seeds = args.seeds
+    if seeds is None:  # a shipped server's seed is in seeds/, a user's in the user seeds directory
+        shipped = SEEDS_DIR / f"{args.server}.json"
+        user = user_seeds_dir() / f"{args.server}.json"
+        seeds = SEEDS_DIR if shipped.exists() and not user.exists() else user_seeds_dir()
     report = anyio.run(
         lambda: harvest(
             args.server,
             load_servers(servers_files(args.servers)),
-            args.seeds,
+            seeds,
             placeholders,
             accept_changed=args.accept_changed,
         )
     )
     print("\n".join(report.lines()))
+    if args.seeds is None:
+        # the catalog follows at once: an accepted definition releases its quarantine
+        db_path = resolve_db_path(args.db)
+        print(f"{db_path}: {load_default_catalog(db_path, args.servers)}")
     return EXIT_FLAGGED if report.flagged else 0

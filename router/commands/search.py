@@ -10,12 +10,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from router.catalog.search import DEFAULT_BREAKER_OPEN_S, DEFAULT_LIMIT, check_limit, search
+from router.availability import Availability
+from router.catalog.search import DEFAULT_LIMIT, check_limit, search
 from router.catalog.tool_schema import inspect_tool
-from router.commands import add_db_option
-from router.db import connect
+from router.commands import add_db_option, add_servers_option
+from router.db import catalog_size, connect
 from router.errors import QueryError, RouterError
-from router.paths import resolve_db_path
+from router.paths import resolve_db_path, servers_files
+from router.servers import load_servers
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search_parser.add_argument("--profile", help="only this profile")
     search_parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="hits, 1-50")
     search_parser.add_argument("--json", action="store_true", help="JSON output")
+    add_servers_option(search_parser)
     search_parser.add_argument(
         "--explain", action="store_true", help="show each hit's score parts (trigger, bm25, boost)"
     )
@@ -52,15 +55,24 @@ def run_search(args: argparse.Namespace) -> int:
     conn = connect(resolve_db_path(args.db))
     if args.batch is not None:
         return run_batch(conn, args)
+    servers = load_servers(servers_files(args.servers))
     hits = search(
         conn,
         args.query,
         profile=args.profile,
         limit=args.limit,
         explain=args.explain,
-        breaker_open_s=DEFAULT_BREAKER_OPEN_S,
-        unavailable={},
+        breaker_open_s=servers.defaults.breaker_open_s,
+        # what a router on these servers files marks: what cannot be called here, and why
+        unavailable=Availability().unavailable(conn, servers),
     )
+    if not hits and catalog_size(conn) == 0:
+        print(
+            f"the catalog in {resolve_db_path(args.db)} is empty: build it with context-router init "
+            "(or make catalog in a checkout)",
+            file=sys.stderr,
+        )
+        return 1
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0

@@ -97,6 +97,33 @@ def _check_startup(options) -> None:
     BackendPool(options.servers, Placeholders(options.workspace, default_data_dir(options.db_path)))
 
 
+def ready_lines(options, listening: str) -> list[str]:
+    """What serve says on stderr once it is about to serve: a first look for a new user."""
+    from router.availability import Availability
+    from router.db import catalog_size, connect
+
+    conn = connect(options.db_path)
+    try:
+        tools = catalog_size(conn)
+        servers = [name for (name,) in conn.execute("SELECT name FROM servers ORDER BY name")]
+        unavailable = Availability().unavailable(conn, options.servers)
+    finally:
+        conn.close()
+    callable_servers = [name for name in servers if name not in unavailable]
+    role = options.role.name if options.role is not None else "named by each request"
+    lines = [
+        f"context-router serve: ready on {listening}: {options.db_path} ({tools} tools; "
+        f"{len(callable_servers)} of {len(servers)} servers callable: {', '.join(callable_servers) or 'none'}); "
+        f"role {role}"
+    ]
+    if tools == 0:
+        lines.append(
+            f"context-router serve: WARNING: the catalog in {options.db_path} is empty: every search "
+            "will say so. Build it: context-router init (or make catalog in a checkout)."
+        )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
     from router.facade.process_tree import become_subreaper
@@ -140,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         options.session_id = f"http-{os.getpid()}"
+        print("\n".join(ready_lines(options, f"http://{host}:{port}/mcp")), file=sys.stderr, flush=True)
         anyio.run(serve_http, options, host, port)
     else:
+        print("\n".join(ready_lines(options, "stdio")), file=sys.stderr, flush=True)
         anyio.run(serve_stdio, options)
     return 0

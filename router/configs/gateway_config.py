@@ -15,6 +15,7 @@ role the identity provider vouched for, and refuses a request that has none.
 import string
 from typing import Any
 
+from router import env_references
 from router.agents.roles import ROLE_ENV_VAR
 from router.configs.cel_rules import ROLE_CLAIM, role_rules
 from router.configs.inputs import ConfigInputs
@@ -48,16 +49,28 @@ def backend_target(server: ServerConfig, data_dir: str) -> dict[str, Any]:
         return string.Template(text).safe_substitute(WORKSPACE=GATEWAY_WORKSPACE, DATA_DIR=data_dir)
 
     if server.url is not None:
-        return {"name": server.name, "mcp": {"host": expand(server.url)}}
+        kind = "sse" if server.http_transport == "sse" else "mcp"
+        return {"name": server.name, kind: {"host": expand(server.url)}}
     stdio: dict[str, Any] = {"cmd": server.command, "args": [expand(a) for a in server.args]}
     if server.env:
         stdio["env"] = {k: expand(v) for k, v in sorted(server.env.items())}
     return {"name": server.name, "stdio": stdio}
 
 
+def needs_environment(server: ServerConfig) -> bool:
+    """A server whose declaration reads ${env:NAME} (a secret, a local path) is left out: the
+    router expands those from its own environment, and a gateway has no such placeholder."""
+    texts = [*server.args, *server.env.values(), server.url or "", *server.headers.values()]
+    return bool(env_references.referenced_names(texts))
+
+
 def gateway_config(inputs: ConfigInputs, data_dir: str = DEFAULT_GATEWAY_DATA_DIR) -> dict[str, Any]:
     targets = [router_target(role.name, router_entry_name(role)) for role in inputs.roles]
-    targets += [backend_target(server, data_dir) for _, server in sorted(inputs.servers.servers.items())]
+    targets += [
+        backend_target(server, data_dir)
+        for _, server in sorted(inputs.servers.servers.items())
+        if not needs_environment(server)
+    ]
     policies = {
         "jwtAuth": {
             "mode": "strict",

@@ -63,8 +63,11 @@ def break_glass_entry() -> dict[str, Any]:
 
 
 def companion_entry(companion: Companion) -> dict[str, Any]:
-    # A companion no registry publishes cannot be installed: it stays, switched off.
-    return {"type": "local", "command": list(companion.command), "enabled": companion.published}
+    # A companion no registry publishes cannot be installed, and one that needs more than a
+    # stock machine has (context-mode: Node >= 22.5, a native build) may not start: both stay
+    # in the config, switched off.
+    enabled = companion.published and companion.on_by_default
+    return {"type": "local", "command": list(companion.command), "enabled": enabled}
 
 
 def mask_rules(companions: tuple[Companion, ...]) -> dict[str, str]:

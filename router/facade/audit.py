@@ -24,6 +24,10 @@ UNKNOWN_TOOL = "unknown_tool"
 DENIED = "denied"
 BREAKER_OPEN = "breaker_open"
 NOT_CONFIGURED = "not_configured"
+# the tool's server cannot be called in this deployment (not installed, switched off, ...)
+UNAVAILABLE = "unavailable"
+# its backend now lists another definition than the catalog's (router/catalog/quarantine.py)
+QUARANTINED = "quarantined"
 MISSING_PROGRAM = "missing_program"
 BACKEND_FAILED = "backend_failed"
 TIMEOUT = "timeout"
@@ -51,7 +55,7 @@ VALUES (:started_at, :deadline_at, :session_id, :role, :meta_tool, :target, :arg
 
 FINISH = """
 UPDATE audit SET finished_at = :finished_at, outcome = :outcome, latency_ms = :latency_ms,
-                 error = :error
+                 error = :error, read_only_source = :read_only_source
 WHERE id = :id
 """
 
@@ -114,7 +118,17 @@ def start(
     return conn.last_insert_rowid()
 
 
-def finish(conn: apsw.Connection, row_id: int, *, outcome: str, latency_ms: float, error: str | None) -> None:
+def finish(
+    conn: apsw.Connection,
+    row_id: int,
+    *,
+    outcome: str,
+    latency_ms: float,
+    error: str | None,
+    read_only_source: str | None = None,
+) -> None:
+    """Finish a call's row; `read_only_source` says who decided whether its tool only reads
+    (what the role rule went by), once the tool is known."""
     conn.execute(
         FINISH,
         {
@@ -123,6 +137,7 @@ def finish(conn: apsw.Connection, row_id: int, *, outcome: str, latency_ms: floa
             "outcome": outcome,
             "latency_ms": latency_ms,
             "error": _clipped(error),
+            "read_only_source": read_only_source,
         },
     )
 

@@ -24,7 +24,7 @@ import asyncio
 import json
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import IO, Any
@@ -69,6 +69,8 @@ class StdioBackendSession:
         self._next_id = 0
         self._in_flight: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._closed = False
+        # called when the backend sends notifications/tools/list_changed (rug-pull check)
+        self.on_tools_list_changed: Callable[[], None] | None = None
 
     # --- outbound ---------------------------------------------------------------------
 
@@ -88,6 +90,20 @@ class StdioBackendSession:
             )
         await self._send(jsonrpc_lines.notification("notifications/initialized"))
         return result
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every page of tools/list, as the backend wrote each tool (JSON objects)."""
+        tools: list[dict[str, Any]] = []
+        params: dict[str, Any] = {}
+        while True:
+            page = await self._request("tools/list", params)
+            listed = page.get("tools")
+            if isinstance(listed, list):
+                tools.extend(tool for tool in listed if isinstance(tool, dict))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return tools
+            params = {"cursor": cursor}
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         result = await self._request("tools/call", {"name": name, "arguments": arguments})
@@ -189,8 +205,10 @@ class StdioBackendSession:
                 )
         elif "id" in message:
             await self._answer(message["id"], message["method"])
-        else:  # notifications: log lines, progress, list_changed: nothing to forward to
+        else:  # notifications: log lines and progress have nowhere to go
             logger.debug("backend %s notified %s", self._backend, message["method"])
+            if message["method"] == "notifications/tools/list_changed" and self.on_tools_list_changed:
+                self.on_tools_list_changed()
 
     async def _answer(self, request_id: Any, method: str) -> None:
         if method == "ping":

@@ -13,8 +13,8 @@ import logging
 import os
 import string
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,8 +27,9 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from router import env_references
 from router.errors import RouterError
-from router.facade import audit, process_tree
+from router.facade import audit, http_endpoint, process_tree
 from router.facade.backend_session import (
     LIVE_BACKEND_PIDS,
     BackendProcess,
@@ -37,6 +38,7 @@ from router.facade.backend_session import (
 )
 from router.facade.backend_stderr import BackendStderr
 from router.facade.breaker import BreakerPolicy
+from router.facade.http_endpoint import HttpEndpoint
 from router.programs import program_search_dirs, resolve_command
 from router.servers import ConfigError, Defaults, ServerConfig, ServersConfig
 
@@ -90,22 +92,46 @@ class BackendCrashedError(BackendError):
     process_failure = True
 
 
+class UnsetVariableError(BackendError):
+    """A ${env:NAME} a server needs is not set in the router's environment."""
+
+    outcome = audit.NOT_CONFIGURED
+
+
 @dataclass(frozen=True)
 class Placeholders:
-    """Values for ${WORKSPACE} and ${DATA_DIR} in servers.toml args, env and url."""
+    """Values for ${WORKSPACE}, ${DATA_DIR} and ${env:NAME} in servers.toml args, env, url
+    and headers. ${env:NAME} is how a secret stays a reference in the servers file (import
+    writes them): its value is read from the router's environment when the backend starts."""
 
     workspace: Path
     data_dir: Path
 
     def expand(self, text: str, where: str) -> str:
-        try:
-            return string.Template(text).substitute(
-                WORKSPACE=str(self.workspace), DATA_DIR=str(self.data_dir)
-            )
-        except (KeyError, ValueError) as exc:
-            raise ConfigError(
-                f"{where}: unknown placeholder {exc} in {text!r}; use ${{WORKSPACE}} or ${{DATA_DIR}}"
-            ) from None
+        # the literal parts around ${env:...} are templates; an expanded value never is
+        parts = env_references.ENV_REFERENCE.split(text)
+        out = []
+        for index, part in enumerate(parts):
+            if index % 2:
+                value = os.environ.get(part)
+                if value is None:
+                    raise UnsetVariableError(
+                        f"{where}: ${{env:{part}}} is not set in the router's environment; export it"
+                    )
+                out.append(value)
+                continue
+            try:
+                out.append(
+                    string.Template(part).substitute(
+                        WORKSPACE=str(self.workspace), DATA_DIR=str(self.data_dir)
+                    )
+                )
+            except (KeyError, ValueError) as exc:
+                raise ConfigError(
+                    f"{where}: unknown placeholder {exc} in {text!r}; use ${{WORKSPACE}}, "
+                    "${DATA_DIR} or ${env:NAME}"
+                ) from None
+        return "".join(out)
 
 
 class _Run:
@@ -153,6 +179,8 @@ class Backend:
         self._runs_begun = 0
         # the stderr of the process started last (stdio backends only)
         self._stderr: BackendStderr | None = None
+        # awaited after each successful start, with the new session (BackendPool.on_started)
+        self.on_started: Callable[[Backend, BackendSession], Awaitable[None]] | None = None
 
     @property
     def name(self) -> str:
@@ -172,8 +200,10 @@ class Backend:
     def check_placeholders(self) -> None:
         """Expand every placeholder once, so a typo is reported when the router starts."""
         where = f"servers.toml [servers.{self.name}]"
-        for text in [*self.config.args, *self.config.env.values(), self.config.url or ""]:
-            self.placeholders.expand(text, where)
+        config = self.config
+        for text in [*config.args, *config.env.values(), config.url or "", *config.headers.values()]:
+            with suppress(UnsetVariableError):  # said when the server is searched or called
+                self.placeholders.expand(text, where)
 
     @property
     def running(self) -> bool:
@@ -186,7 +216,7 @@ class Backend:
     def _target(self) -> StdioServerParameters | str:
         where = f"servers.toml [servers.{self.name}]"
         if self.config.url is not None:
-            return self.placeholders.expand(self.config.url, where)
+            return HttpEndpoint.of(self.config, lambda text: self.placeholders.expand(text, where))
         program = resolve_command(self.config.command or "")
         if program is None:
             install = self.config.install or f"a program named {self.config.command!r}"
@@ -231,6 +261,8 @@ class Backend:
                     f"{await self._last_words()}"
                 ) from run.failure
             self.starts += 1
+            if self.on_started is not None:
+                await self.on_started(self, run.session)
             return run.session
 
     def follow(self, previous: "Backend") -> None:
@@ -275,7 +307,7 @@ class Backend:
         if isinstance(target, str):
             # Streamable HTTP: the SDK's client, with the initialize handshake (2025-11-25)
             # every server speaks (its 2026 per-request envelope costs more per call).
-            async with Client(target, mode=BACKEND_CONNECT_MODE) as client:
+            async with Client(http_endpoint.connect(target), mode=BACKEND_CONNECT_MODE) as client:
                 yield client
             return
         # the backend's environment: its configured secrets are redacted from its stderr too
@@ -405,12 +437,29 @@ class BackendPool:
         }
         for backend in self.backends.values():
             backend.check_placeholders()
+            backend.on_started = self._started
         self._task_group: anyio.abc.TaskGroup | None = None
+        # called after any backend starts (the rug-pull check: router/facade/backend_watch.py)
+        self.on_started: Callable[[Backend, BackendSession], Awaitable[None]] | None = None
         # servers a background wake was started for and has not finished
         self._waking: set[str] = set()
 
     def get(self, server: str) -> Backend | None:
         return self.backends.get(server)
+
+    async def _started(self, backend: Backend, session: BackendSession) -> None:
+        if self.on_started is not None:
+            await self.on_started(backend, session)
+
+    def start_soon(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run a task of the pool's (a recheck on tools/list_changed) until the pool closes."""
+        if self._task_group is not None:
+            self._task_group.start_soon(task)
+
+    async def session(self, server: str) -> BackendSession:
+        """The backend's session, started if it sleeps (import and add list its tools)."""
+        assert self._task_group is not None, "BackendPool used outside `async with`"
+        return await self.backends[server].ensure_started(self._task_group)
 
     @property
     def breaker_policy(self) -> BreakerPolicy:
@@ -427,6 +476,7 @@ class BackendPool:
         for name, server in servers.servers.items():
             backend = Backend(server, servers.timeouts(server), self.placeholders, self.clock)
             backend.check_placeholders()  # a typo refuses the whole change, before anything stops
+            backend.on_started = self._started
             updated[name] = backend
         for name, old in self.backends.items():
             new = updated.get(name)
@@ -531,7 +581,8 @@ async def fetch_tool_list(
     limit = timeouts.startup_timeout_s + timeouts.call_timeout_s
     try:
         with anyio.fail_after(limit):
-            async with Client(target, mode=BACKEND_CONNECT_MODE) as client:
+            client_target = http_endpoint.connect(target) if isinstance(target, str) else target
+            async with Client(client_target, mode=BACKEND_CONNECT_MODE) as client:
                 cursor = None
                 while True:
                     page = await client.list_tools(cursor=cursor)

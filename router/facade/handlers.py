@@ -15,14 +15,16 @@ from typing import Any
 
 import apsw
 import mcp_types as types
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 from pydantic import BaseModel, ValidationError
 
 from router.agents.roles import Role, may_call
+from router.availability import Availability
+from router.catalog import quarantine, schema_drafts
 from router.catalog.search import search
 from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now
-from router.db import PerConnection, catalog_version, query_dicts
+from router.db import PerConnection, catalog_size, catalog_version, query_dicts
 from router.errors import QueryError, RouterError, UnknownToolError, echo
 from router.facade import audit, breaker
 from router.facade.backends import BackendError, BackendPool
@@ -66,6 +68,8 @@ class FacadeContext:
     now: Callable[[], float] = unix_now
     # start a sleeping backend when search returns its tools, so the call skips the cold start
     wake_on_search: bool = True
+    # which servers cannot be called here (not installed, switched off, ...): one per process
+    availability: Availability = field(default_factory=Availability)
 
 
 def _parse(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
@@ -142,16 +146,29 @@ def _search_answer(
         hits = _run_search(conn, ctx, parsed)
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
+    held = quarantine.quarantined_tools(conn)
     tools = []
     for hit in hits:
-        entry = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
-        if not hit.available:
+        entry: dict[str, Any] = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
+        reason = quarantine.reason(held[hit.name]) if hit.name in held else hit.unavailable_reason
+        if not hit.available or reason is not None:
             entry["available"] = False
+        if reason is not None:
+            entry["unavailable_reason"] = reason
         tools.append(entry)
     result: dict[str, Any] = {"tools": tools}
-    if ctx.wake_on_search and hits:
-        result[_WAKE_KEY] = _servers_to_wake(conn, [hit.name for hit in hits])
+    if not hits and catalog_size(conn) == 0:
+        result["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
+    callable_hits = [entry["name"] for entry in tools if entry.get("available", True)]
+    if ctx.wake_on_search and callable_hits:
+        result[_WAKE_KEY] = _servers_to_wake(conn, callable_hits)
     return result
+
+
+EMPTY_CATALOG_WARNING = (
+    "the router's catalog is empty: there are no tools to search. Tell the user to build it "
+    "(context-router init, or make catalog in a checkout); the next search sees it without a restart."
+)
 
 
 def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
@@ -164,7 +181,7 @@ def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsAr
         may_call_mutating=ctx.role.may_call_mutating_tools,
         now=ctx.now(),
         breaker_open_s=ctx.breaker_policy.open_seconds,
-        unavailable={},
+        unavailable=ctx.availability.unavailable(conn, ctx.pool.config),
     )
 
 
@@ -206,18 +223,24 @@ def _inspect_answer(
 # --- mcp_call_tool ------------------------------------------------------------------------
 
 CALL_TARGET = """
-SELECT name, server, backend_name, input_schema, mutating FROM v_callable WHERE name = :name
+SELECT name, server, backend_name, input_schema, mutating, read_only_source, arg_validator,
+       quarantined_fields
+FROM v_callable WHERE name = :name
 """
 
 
 @lru_cache(maxsize=1024)
-def _validator(input_schema_json: str) -> Draft202012Validator:
-    # Keyed by the schema text itself, so a reloaded catalog can never use a stale validator.
-    return Draft202012Validator(json.loads(input_schema_json))
+def _validator(input_schema_json: str, draft: str) -> Validator | None:
+    # Keyed by the schema text itself, so a reloaded catalog can never use a stale validator;
+    # checked under the draft the schema is written in (router/catalog/schema_drafts.py)
+    return schema_drafts.validator(draft, json.loads(input_schema_json))
 
 
-def _check_arguments(tool: str, input_schema_json: str, arguments: dict[str, Any]) -> None:
-    errors = sorted(_validator(input_schema_json).iter_errors(arguments), key=lambda e: list(e.path))
+def _check_arguments(tool: str, input_schema_json: str, draft: str, arguments: dict[str, Any]) -> None:
+    validator = _validator(input_schema_json, draft)
+    if validator is None:  # no draft accepts its schema: the backend checks its own arguments
+        return
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return
     listed = "; ".join(
@@ -269,12 +292,53 @@ def _lookup(conn: apsw.Connection, name: str) -> dict[str, Any]:
     return row
 
 
-def _check_role(ctx: FacadeContext, name: str, mutating: bool) -> None:
-    if not may_call(ctx.role, mutating):
+def _check_callable_here(conn: apsw.Connection, ctx: FacadeContext, tool: dict[str, Any]) -> None:
+    """A tool this deployment cannot call is refused before anything else is looked at: the
+    model learns at once to look elsewhere, not to fix its arguments."""
+    name, server = tool["name"], tool["server"]
+    if tool["quarantined_fields"] is not None:
+        raise _quarantined(name, tool["quarantined_fields"])
+    reason = ctx.availability.unavailable(conn, ctx.pool.config).get(server)
+    if reason is not None or ctx.pool.get(server) is None:
+        reason = reason or "not set up in this router"
         raise ToolCallError(
-            f"role {ctx.role.name!r} may not call {name!r}: it can change state (it is not "
-            "marked read-only). Use a read-only tool, or hand this step to a role that may "
-            "make changes.",
+            f"{name!r} is not available in this deployment: its server {server!r} is {reason}. "
+            f"Do not retry it; use {SEARCH_TOOLS} to find another tool for the task, or tell the "
+            "user what it needs.",
+            audit.UNAVAILABLE,
+        )
+
+
+def _quarantined(name: str, changed: str) -> ToolCallError:
+    return ToolCallError(
+        f"{name!r} is not available: {quarantine.reason(changed)}. "
+        f"Do not retry it; use {SEARCH_TOOLS} for another tool, or tell the user.",
+        audit.QUARANTINED,
+    )
+
+
+async def _start_and_recheck(ctx: FacadeContext, name: str, server: str) -> None:
+    """A sleeping backend is started first: its tools/list is checked against the catalog as
+    it starts (router/facade/backend_watch.py), and a tool it now lists differently is refused
+    before its first call, not after."""
+    backend = ctx.pool.get(server)
+    if backend is None or backend.running:
+        return
+    await ctx.pool.session(server)
+    changed = (await ctx.db.read(quarantine.quarantined_tools)).get(name)
+    if changed is not None:
+        raise _quarantined(name, changed)
+
+
+def _check_role(ctx: FacadeContext, name: str, mutating: bool, source: str) -> None:
+    if not may_call(ctx.role, mutating):
+        why = {
+            "server": "its server marks it as changing state",
+            "router-review": "the router's review of it found that it changes state",
+        }.get(source, "nothing marks it read-only, so it is treated as changing state")
+        raise ToolCallError(
+            f"role {ctx.role.name!r} may not call {name!r}: {why}. Use a read-only tool, or "
+            "hand this step to a role that may make changes.",
             audit.DENIED,
         )
 
@@ -339,20 +403,18 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     )
     outcome = audit.INTERRUPTED
     error: str | None = "cancelled before the backend answered"
+    read_only_source: str | None = None
     try:
         parsed = _parse(CallToolArgs, CALL_TOOL, args)
         tool = await ctx.db.read(_lookup, parsed.toolName)
         name, server = tool["name"], tool["server"]
-        _check_role(ctx, name, bool(tool["mutating"]))
-        _check_arguments(name, tool["input_schema"], parsed.args)
-        if ctx.pool.get(server) is None:
-            raise ToolCallError(
-                f"{name!r} belongs to backend server {server!r}, which is not "
-                f"declared in servers.toml; add a [servers.{server}] entry to call it",
-                audit.NOT_CONFIGURED,
-            )
+        read_only_source = tool["read_only_source"]
+        await ctx.db.read(_check_callable_here, ctx, tool)
+        _check_role(ctx, name, bool(tool["mutating"]), tool["read_only_source"])
+        _check_arguments(name, tool["input_schema"], tool["arg_validator"], parsed.args)
         await ctx.db.write(_admit, ctx, name, server)
         try:
+            await _start_and_recheck(ctx, name, server)
             result = await ctx.pool.call(server, tool["backend_name"], parsed.args)
         except BackendError as exc:
             ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
@@ -374,4 +436,11 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     finally:
         # Not awaited, so a cancelled call still finishes its row ('interrupted'): no
         # cancellation can land between here and the commit (or the queueing, if busy).
-        ctx.db.write_soon(audit.finish, row_id, outcome=outcome, latency_ms=_elapsed_ms(started), error=error)
+        ctx.db.write_soon(
+            audit.finish,
+            row_id,
+            outcome=outcome,
+            latency_ms=_elapsed_ms(started),
+            error=error,
+            read_only_source=read_only_source,
+        )

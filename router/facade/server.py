@@ -25,9 +25,10 @@ from mcp.server.lowlevel import Server
 
 from router import __version__
 from router.agents.roles import Role
+from router.availability import Availability
 from router.clock import unix_now
 from router.errors import RouterError, echo
-from router.facade import audit, handlers
+from router.facade import audit, backend_watch, handlers
 from router.facade.backends import BackendPool, Placeholders, default_data_dir
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
@@ -81,6 +82,7 @@ class RouterState:
     options: ServeOptions
     db: FacadeDatabase
     pool: BackendPool
+    availability: Availability = field(default_factory=Availability)
 
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
@@ -107,6 +109,8 @@ def build_server(
                 FacadeDatabase(options.db_path) as db,
                 BackendPool(options.servers, placeholders, adopts_orphans=options.adopts_orphans) as pool,
             ):
+                # each backend's tools are checked against the catalog when it starts
+                pool.on_started = backend_watch.watcher(db, pool)
                 state = RouterState(options, db, pool)
                 if on_started is not None:
                     on_started(state)
@@ -162,6 +166,7 @@ def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
         breaker_policy=state.pool.breaker_policy,
         now=state.options.now,
         wake_on_search=state.options.wake_on_search,
+        availability=state.availability,
     )
 
 

@@ -1,0 +1,112 @@
+"""Which catalog servers cannot be called in this deployment, and why, in words for a model.
+
+A tool is searchable as soon as its seed is in the catalog; it is callable only when its
+server is declared (and not switched off), its program is installed where the router looks
+(router/programs.py), and every ${env:NAME} it references is set. Search marks the tools of
+the others `available: false` with the reason (router.catalog.search's `unavailable`);
+mcp_call_tool refuses them before looking at their arguments.
+
+Finding a program is a few stat() calls per server: the answer is kept for a couple of
+seconds (a program installed while the router runs is seen on the next search after that)
+and for as long as the servers config and the catalog stay the same.
+"""
+
+import ipaddress
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from urllib.parse import urlsplit
+
+import apsw
+
+from router import env_references
+from router.db import catalog_version
+from router.programs import resolve_command
+from router.servers import ServerConfig, ServersConfig
+
+# how long a computed answer is reused (programs installed meanwhile are seen after it)
+TTL_S = 2.0
+
+# a loopback port either accepts or refuses at once; this only bounds a firewalled one
+PROBE_TIMEOUT_S = 0.2
+
+CATALOG_SERVERS_SQL = "SELECT name FROM servers ORDER BY name"
+
+
+def server_problem(server: ServerConfig, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why a declared server cannot start here, or None. An HTTP server on this machine is
+    asked whether anything listens on its port (a refused connection answers at once); a
+    remote one is taken as reachable: only a call can tell, and a failing one opens the breaker."""
+    install = f"; to install it: {server.install}" if server.install else ""
+    if server.command is not None and resolve_command(server.command) is None:
+        return f"not installed: its program {server.command!r} is not found{install}"
+    if server.url is not None and not _listening(server.url):
+        return f"not running: nothing listens at {server.url}{install}"
+    texts = [*server.args, *server.env.values(), server.url or "", *server.headers.values()]
+    unset = env_references.unset_names(texts, environ)
+    if unset:
+        return f"not configured: needs {', '.join(unset)} set in the router's environment"
+    return None
+
+
+def unavailable_servers(
+    config: ServersConfig, catalog_servers: Iterable[str], environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """Catalog server name → why its tools cannot be called; callable servers are absent."""
+    out: dict[str, str] = {}
+    for name in catalog_servers:
+        server = config.servers.get(name)
+        if server is None:
+            off = config.disabled.get(name)
+            out[name] = (
+                f"switched off (enabled = false in {off})"
+                if off is not None
+                else "not set up: no servers file declares its server"
+            )
+            continue
+        problem = server_problem(server, environ)
+        if problem is not None:
+            out[name] = problem
+    return out
+
+
+def _listening(url: str) -> bool:
+    parsed = urlsplit(url)
+    host = parsed.hostname or ""
+    if host != "localhost" and not _is_loopback(host):
+        return True
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Availability:
+    """unavailable_servers for one router process, kept TTL_S seconds while the servers config
+    and the catalog stay the same."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._config: ServersConfig | None = None
+        self._version: int | None = None
+        self._at = 0.0
+        self._answer: dict[str, str] = {}
+
+    def unavailable(self, conn: apsw.Connection, config: ServersConfig) -> dict[str, str]:
+        version = catalog_version(conn)
+        now = self._clock()
+        if config is not self._config or version != self._version or now - self._at > TTL_S:
+            servers = [name for (name,) in conn.execute(CATALOG_SERVERS_SQL)]
+            self._answer = unavailable_servers(config, servers)
+            self._config, self._version, self._at = config, version, now
+        return self._answer

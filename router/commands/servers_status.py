@@ -1,0 +1,90 @@
+"""`context-router servers`: every server the router knows, one line each.
+
+Running is known across processes from `backend_runs`: each router records the stdio
+backends it starts (pid and the process's start time), and a row counts while that process
+still runs. An HTTP server is not the router's process: its column says so.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from router.availability import server_problem
+from router.db import connect
+from router.paths import resolve_db_path, servers_files
+from router.process_start import still_running
+from router.programs import resolve_command
+from router.servers import load_servers
+
+TOOLS_PER_SERVER_SQL = "SELECT server, count(*) FROM tools GROUP BY server"
+QUARANTINED_PER_SERVER_SQL = "SELECT server, count(*) FROM tool_quarantine GROUP BY server"
+OPEN_BREAKERS_PER_SERVER_SQL = """
+SELECT t.server, count(*) FROM breaker b JOIN tools t ON t.name = b.tool
+WHERE b.state <> 'closed' GROUP BY t.server
+"""
+RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_runs"
+
+
+def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, Any]]:
+    config = load_servers(servers_files(servers))
+    conn = connect(resolve_db_path(db))
+    try:
+        tools = _counts(conn, TOOLS_PER_SERVER_SQL)
+        quarantined = _counts(conn, QUARANTINED_PER_SERVER_SQL)
+        breakers = _counts(conn, OPEN_BREAKERS_PER_SERVER_SQL)
+        runs: dict[str, list[str]] = {}
+        for server, router_pid, backend_pid, backend_start in conn.execute(RUNS_SQL):
+            if still_running(backend_pid, backend_start):
+                runs.setdefault(server, []).append(f"pid {backend_pid} (router pid {router_pid})")
+    finally:
+        conn.close()
+    names = sorted(set(config.servers) | set(config.disabled) | set(tools))
+    rows = []
+    for name in names:
+        server = config.servers.get(name)
+        row: dict[str, Any] = {"server": name, "tools": tools.get(name, 0)}
+        if server is None:
+            off = config.disabled.get(name)
+            row["declared"] = f"switched off in {off}" if off else "not declared (catalog only)"
+            row |= {"program": None, "installed": False, "running": "no", "problem": row["declared"]}
+        else:
+            row["declared"] = str(config.origin(name))
+            row["profile"] = server.profile
+            if server.command is not None:
+                row["program"] = resolve_command(server.command) or f"{server.command} (not found)"
+                row["running"] = "; ".join(runs.get(name, [])) or "no"
+            else:
+                row["program"] = f"{server.url} (HTTP)"
+                row["running"] = "n/a (an HTTP server runs on its own)"
+            row["problem"] = server_problem(server)
+            row["installed"] = row["problem"] is None
+        row["quarantined"] = quarantined.get(name, 0)
+        row["breaker"] = f"open for {breakers[name]} tools" if name in breakers else "closed"
+        rows.append(row)
+    return rows
+
+
+def _counts(conn: Any, sql: str) -> dict[str, int]:
+    return {str(server): int(count) for server, count in conn.execute(sql)}
+
+
+def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> int:
+    rows = server_rows(db, servers)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        state = "installed" if row["installed"] else "NOT AVAILABLE"
+        print(
+            f"{row['server']}: {state}; {row['tools']} tools; running: {row['running']}; breaker {row['breaker']}"
+        )
+        print(f"    declared: {row['declared']}")
+        if row["program"]:
+            print(f"    program:  {row['program']}")
+        if row["problem"]:
+            print(f"    why:      {row['problem']}")
+        if row["quarantined"]:
+            print(
+                f"    quarantined tools: {row['quarantined']} (context-router harvest {row['server']} --accept-changed)"
+            )
+    return 0

@@ -1,0 +1,123 @@
+"""Putting a user's server behind the router in one step: start it, read its tools/list, write
+its seed into the user seeds directory, declare it in the user's servers file, reload the
+catalog. `import` does it for every server of a client config, `add` for one; `remove`
+undoes it.
+
+Seeds of the user's servers live in router.paths.user_seeds_dir() (beside the user's servers
+file), one `<server>.json` each in the format of the shipped seeds/, so `context-router
+catalog` (and `make catalog`) loads them with the shipped ones and never drops them. A tool
+whose name is already in the catalog from another server gets the server's name as a prefix
+(`<server>_<tool>`, or `--tool-prefix`); the backend still gets its own name (backend_name).
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import apsw
+
+from router.catalog.harvest import HarvestReport, merge
+from router.errors import RouterError
+from router.facade import backend_watch
+from router.facade.backends import BackendError, BackendPool, Placeholders
+from router.files import write_atomically
+from router.servers import ServerConfig, ServersConfig
+
+SERVER_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
+OTHER_SERVERS_TOOLS_SQL = "SELECT name FROM tools WHERE server <> :server"
+
+
+def server_name(client_name: str) -> str:
+    """A client's name for a server, as a catalog server name (letters, digits, _ . -)."""
+    return SERVER_NAME_CHARS.sub("-", client_name).strip("-")[:64] or "server"
+
+
+@dataclass
+class SetupOutcome:
+    server: str
+    tools: int = 0
+    prefix: str = ""
+    error: str | None = None
+    messages: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        if self.error is not None:
+            return f"failed {self.server}: {self.error}"
+        prefixed = f" (named {self.prefix}<tool>: their names were taken)" if self.prefix else ""
+        return f"added {self.server}: {self.tools} tools{prefixed}"
+
+
+async def live_tools(
+    server: ServerConfig, servers: ServersConfig, placeholders: Placeholders
+) -> list[dict[str, Any]]:
+    """Start the server as the router would and read its tools/list. A failure's message ends
+    with what the server wrote to stderr (redacted)."""
+    alone = ServersConfig(defaults=servers.defaults, servers={server.name: server})
+    limit = alone.longest_call_s()
+    try:
+        async with BackendPool(alone, placeholders) as pool:
+            with anyio.move_on_after(limit) as waited:
+                session = await pool.session(server.name)
+                return await backend_watch.list_tools(session)
+    except BaseExceptionGroup as group:  # the pool's task group wraps what a start raised
+        raise _first_router_error(group) from None
+    if waited.cancelled_caught:
+        raise BackendError(f"backend {server.name!r} did not list its tools within {limit:g} s")
+    raise BackendError(f"backend {server.name!r} did not list its tools")
+
+
+def _first_router_error(group: BaseExceptionGroup) -> BaseException:
+    for exc in group.exceptions:
+        found = _first_router_error(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if isinstance(found, RouterError):
+            return found
+    return group
+
+
+def taken_tool_names(conn: apsw.Connection, server: str, seed_dirs: list[Path]) -> set[str]:
+    """Catalog names other servers' tools have, or will have on the next load: the catalog's
+    rows and every seed's (a seed of `server` itself is being replaced)."""
+    taken = {str(name) for (name,) in conn.execute(OTHER_SERVERS_TOOLS_SQL, {"server": server})}
+    for directory in seed_dirs:
+        for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+            try:
+                seed = json.loads(path.read_text(encoding="utf-8"))
+                if seed.get("server") == server:
+                    continue
+                prefix = seed.get("toolPrefix", "")
+                taken |= {prefix + tool["name"] for tool in seed.get("tools", []) if isinstance(tool, dict)}
+            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+                continue  # the catalog load reports an unreadable seed
+    return taken
+
+
+def choose_prefix(tool_names: list[str], taken: set[str], server: str, wanted: str | None) -> str:
+    """--tool-prefix when given; else '' when none of the names is taken, else '<server>_'."""
+    if wanted is not None:
+        return wanted
+    return f"{server}_" if taken & set(tool_names) else ""
+
+
+def write_user_seed(
+    seeds_dir: Path, server: ServerConfig, source: str, tools: list[dict[str, Any]], prefix: str
+) -> Path:
+    """seeds_dir/<server>.json with the live tools; a seed already there keeps its hand-written
+    triggers, boosts and reviews (the live definitions are accepted: the user is importing)."""
+    path = seeds_dir / f"{server.name}.json"
+    seed: dict[str, Any] = {"server": server.name, "profile": server.profile, "source": source, "tools": []}
+    if path.exists():
+        try:
+            seed = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            pass  # an unreadable seed of ours is replaced
+    seed = merge(seed, tools, True, HarvestReport(path)) | {"profile": server.profile, "source": source}
+    seed["toolPrefix"] = prefix
+    write_atomically(path, json.dumps(seed, ensure_ascii=False, indent=2) + "\n")
+    return path
+
+
+def describe_launch(server: ServerConfig) -> str:
+    return server.url or " ".join([server.command or "", *server.args])

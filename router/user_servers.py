@@ -1,0 +1,79 @@
+"""The user's servers file, edited in place: `import` and `add` declare a server, `remove`
+takes one out (or, for a shipped server, switches it off with `enabled = false`).
+
+tomlkit edits the document the user may have commented by hand and writes back everything it
+did not touch as it was. Every change is checked first: the edited layer, on top of the
+shipped servers file, must load (router.servers.load_servers), or nothing is written.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from router.files import write_atomically
+from router.servers import ConfigError, ServerConfig, load_servers
+
+
+class UserServersFile:
+    def __init__(self, path: Path, starter_text: str = "") -> None:
+        self.path = path
+        try:
+            text = path.read_text(encoding="utf-8") if path.exists() else starter_text
+            self.document = tomlkit.parse(text)
+        except TOMLKitError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        self._private = False
+
+    def _servers(self) -> Any:
+        if "servers" not in self.document:
+            self.document.add("servers", tomlkit.table(is_super_table=True))
+        return self.document["servers"]
+
+    def declares(self, name: str) -> bool:
+        return name in self.document.get("servers", {})
+
+    def declare(self, server: ServerConfig, comment: str = "") -> None:
+        """Add (or replace) [servers.NAME] with the server's non-default fields."""
+        table = tomlkit.table()
+        if comment:
+            table.comment(comment)
+        for key, value in server.model_dump(exclude={"name"}, exclude_defaults=True).items():
+            table[key] = value
+        servers = self._servers()
+        if server.name in servers:
+            del servers[server.name]
+        servers[server.name] = table
+
+    def disable(self, name: str, comment: str) -> None:
+        table = tomlkit.table()
+        table.comment(comment)
+        table["enabled"] = False
+        servers = self._servers()
+        if name in servers:
+            del servers[name]
+        servers[name] = table
+
+    def remove(self, name: str) -> None:
+        del self._servers()[name]
+
+    def keep_private(self) -> None:
+        """Literal secrets are in it: readable by its owner only."""
+        self._private = True
+
+    def save(self, lower_layers: list[Path]) -> None:
+        text = tomlkit.dumps(self.document)
+        probe = self.path.with_name(f".{self.path.name}.check")
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            probe.write_text(text, encoding="utf-8")
+            load_servers([*lower_layers, probe])
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(str(probe), str(self.path)) + "; nothing written") from None
+        finally:
+            probe.unlink(missing_ok=True)
+        write_atomically(self.path, text)
+        if self._private:
+            os.chmod(self.path, 0o600)
