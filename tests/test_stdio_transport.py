@@ -78,6 +78,20 @@ def test_a_regular_file_on_stdin_is_served_too(tmp_path):
     assert answered_ids(done.stdout) == [1, 2, 3]
 
 
+def test_the_null_device_on_stdin_ends_the_server_at_once(tmp_path):
+    # /dev/null is a character device epoll refuses (EPERM): the server must see the end of
+    # its input, not wait on a pipe it could never watch
+    done = subprocess.run(
+        [*ROUTER, "--db", str(tmp_path / "r.db")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+
+
 def test_stray_output_goes_to_stderr_and_never_onto_the_wire():
     env = os.environ | {"PYTHONPATH": str(PROJECT_ROOT)}
     done = subprocess.run(

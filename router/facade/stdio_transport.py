@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import os
+import selectors
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -54,14 +55,24 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 def _watchable(fd: int) -> bool:
-    """asyncio's pipe transports accept pipes, sockets and character devices only."""
+    """asyncio's pipe transports accept pipes, sockets and character devices the selector can
+    watch: a terminal can be, /dev/null cannot (epoll refuses it with EPERM)."""
     if sys.platform == "win32":
         return False
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ | selectors.EVENT_WRITE)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 @contextmanager
