@@ -166,8 +166,9 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
     Their difference is the router's own work per call."""
     from router.agents.roles import get_role
     from router.facade import handlers as tools
-    from router.facade.backends import BackendPool, Placeholders, default_data_dir
+    from router.facade.backends import BackendPool
     from router.facade.database import FacadeDatabase
+    from router.facade.placeholders import Placeholders, default_data_dir
     from router.servers import load_servers
 
     placeholders = Placeholders(workspace, default_data_dir(db))

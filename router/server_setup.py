@@ -22,7 +22,9 @@ import apsw
 from router.catalog.harvest import HarvestReport, merge
 from router.errors import RouterError
 from router.facade import backend_watch
-from router.facade.backends import BackendError, BackendPool, Placeholders
+from router.facade.backend_errors import BackendError
+from router.facade.backends import BackendPool
+from router.facade.placeholders import Placeholders
 from router.files import write_atomically
 from router.servers import ServerConfig, ServersConfig
 

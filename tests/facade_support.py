@@ -14,7 +14,8 @@ from mcp import Client, StdioServerParameters
 
 from router.catalog.load import load_catalog
 from router.db import connect
-from router.facade.backends import Placeholders, fetch_tool_list
+from router.facade.backends import fetch_tool_list
+from router.facade.placeholders import Placeholders
 from router.jsonrpc_lines import LineClient
 from router.servers import load_servers
 from tests.db_rows import rows

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from router.cli import main
-from router.facade.backends import Placeholders
+from router.facade.placeholders import Placeholders
 from router.programs import resolve_command
 from router.servers import ConfigError
 

@@ -10,8 +10,9 @@ from router.availability import Availability, unavailable_servers
 from router.catalog.load import load_catalog
 from router.cli import main
 from router.db import connect
-from router.facade.backends import Placeholders, UnsetVariableError
+from router.facade.backend_errors import UnsetVariableError
 from router.facade.handlers import ToolCallError, _check_arguments
+from router.facade.placeholders import Placeholders
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 from router.servers import ConfigError, ServerConfig, load_servers
 from router.user_servers import UserServersFile

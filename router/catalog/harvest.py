@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from router.catalog.models import SeedFile
 from router.errors import SeedError
-from router.facade.backends import Placeholders, fetch_tool_list
+from router.facade.backends import fetch_tool_list
+from router.facade.placeholders import Placeholders
 from router.files import write_atomically
 from router.hashing import content_hash
 from router.servers import ServersConfig

@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from router.catalog.harvest import harvest
-    from router.facade.backends import Placeholders, default_data_dir
+    from router.facade.placeholders import Placeholders, default_data_dir
 
     placeholders = Placeholders(
         (args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db))

@@ -81,7 +81,8 @@ def _check_startup(options) -> None:
     """Fail before serving, with a clear message, on a database or servers.toml that cannot
     work: the database must open, be current, and take a write (every call writes the audit)."""
     from router.db import check_writable, connect, describe_database_error
-    from router.facade.backends import BackendPool, Placeholders, default_data_dir
+    from router.facade.backends import BackendPool
+    from router.facade.placeholders import Placeholders, default_data_dir
 
     try:
         conn = connect(options.db_path)

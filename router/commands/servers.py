@@ -22,7 +22,7 @@ from router.commands.servers_status import print_status
 from router.commands.setup import STARTER_SERVERS
 from router.db import connect
 from router.errors import RouterError
-from router.facade.backends import Placeholders, default_data_dir
+from router.facade.placeholders import Placeholders, default_data_dir
 from router.paths import (
     SEEDS_DIR,
     SHIPPED_SERVERS_FILE,

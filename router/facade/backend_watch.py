@@ -18,8 +18,9 @@ import mcp_types as types
 from router.catalog import quarantine
 from router.clock import utc_now_iso
 from router.errors import RouterError
+from router.facade.backend import Backend, BackendSession
 from router.facade.backend_session import StdioBackendSession
-from router.facade.backends import Backend, BackendPool, BackendSession
+from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.process_start import process_start_time
 

@@ -27,7 +27,8 @@ from router.clock import unix_now
 from router.db import PerConnection, catalog_size, catalog_version, query_dicts
 from router.errors import QueryError, RouterError, UnknownToolError, echo
 from router.facade import audit, breaker
-from router.facade.backends import BackendError, BackendPool
+from router.facade.backend_errors import BackendError
+from router.facade.backends import BackendPool
 from router.facade.database import DatabaseBusyError, FacadeDatabase
 from router.facade.definitions import (
     CALL_TOOL,

@@ -29,10 +29,11 @@ from router.availability import Availability
 from router.clock import unix_now
 from router.errors import RouterError, echo
 from router.facade import audit, backend_watch, handlers
-from router.facade.backends import BackendPool, Placeholders, default_data_dir
+from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
 from router.facade.http_roles import ROLE_HEADER, role_for_request
+from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
