@@ -11,7 +11,7 @@ server's round trip and not a client library's overhead.
 
 The series are taken in turns of BLOCK calls, so a burst of load on this noisy machine lands
 on every series alike and their differences stay fair. Two in-process series split the
-overhead: the call through the backend pool alone, and through tools.call_tool.
+overhead: the call through the backend pool alone, and through call_handler.call_tool.
 
 Run alone: `python -m bench.facade_bench`.
 """
@@ -161,11 +161,11 @@ def measure(scratch: Path) -> dict[str, dict[str, float]]:
 
 
 async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> dict[str, dict[str, float]]:
-    """The same forwarded call without the router's own stdio hop: through tools.call_tool
+    """The same forwarded call without the router's own stdio hop: through call_handler.call_tool
     (role, schema validation, breaker, two audit rows) and through the backend pool alone.
     Their difference is the router's own work per call."""
     from router.agents.roles import get_role
-    from router.facade import handlers as tools
+    from router.facade import call_handler, handlers
     from router.facade.backends import BackendPool
     from router.facade.database import FacadeDatabase
     from router.facade.placeholders import Placeholders, default_data_dir
@@ -173,7 +173,7 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
 
     placeholders = Placeholders(workspace, default_data_dir(db))
     async with FacadeDatabase(db) as database, BackendPool(load_servers(servers_file), placeholders) as pool:
-        ctx = tools.FacadeContext(
+        ctx = handlers.FacadeContext(
             db=database, role=get_role("staff-backend"), session_id="bench", pool=pool, wake_on_search=False
         )
         call = {"toolName": "get_current_time", "args": TIME_ARGS}
@@ -181,10 +181,10 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
             "backend pool only (the hop to the backend)": lambda: pool.call(
                 "time", "get_current_time", TIME_ARGS
             ),
-            "tools.call_tool (router work + hop)": lambda: tools.call_tool(ctx, call),
+            "call_handler.call_tool (router work + hop)": lambda: call_handler.call_tool(ctx, call),
         }
         for _ in range(WARM_UP):
-            await tools.call_tool(ctx, call)
+            await call_handler.call_tool(ctx, call)
         timings: dict[str, list[float]] = {name: [] for name in series}
         for _ in range(ROUND_TRIPS // BLOCK):  # in turns of BLOCK calls, like the stdio series
             for name, make_call in series.items():
@@ -202,7 +202,7 @@ def bar_checks(results: dict[str, dict[str, float]]) -> list[str]:
         - results["get_current_time direct"]["median_ms"]
     )
     own_work = (
-        results["tools.call_tool (router work + hop)"]["median_ms"]
+        results["call_handler.call_tool (router work + hop)"]["median_ms"]
         - results["backend pool only (the hop to the backend)"]["median_ms"]
     )
     checks = [

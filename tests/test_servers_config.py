@@ -11,7 +11,8 @@ from router.catalog.load import load_catalog
 from router.cli import main
 from router.db import connect
 from router.facade.backend_errors import UnsetVariableError
-from router.facade.handlers import ToolCallError, _check_arguments
+from router.facade.call_handler import _check_arguments
+from router.facade.handlers import ToolCallError
 from router.facade.placeholders import Placeholders
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 from router.servers import ConfigError, ServerConfig, load_servers

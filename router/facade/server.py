@@ -28,7 +28,7 @@ from router.agents.roles import Role
 from router.availability import Availability
 from router.clock import unix_now
 from router.errors import RouterError, echo
-from router.facade import audit, backend_watch, handlers
+from router.facade import audit, backend_watch, call_handler, handlers
 from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
@@ -192,7 +192,7 @@ async def _inspect(ctx: handlers.FacadeContext, args: Any) -> types.CallToolResu
 _HANDLERS: dict[str, Callable[[handlers.FacadeContext, Any], Awaitable[types.CallToolResult]]] = {
     SEARCH_TOOLS: _search,
     INSPECT_SCHEMA: _inspect,
-    CALL_TOOL: handlers.call_tool,
+    CALL_TOOL: call_handler.call_tool,
 }
 
 
