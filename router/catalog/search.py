@@ -50,7 +50,7 @@ BOOST_WEIGHT = 2.0
 # lexical evidence (names are short and chosen with care); the description is the baseline;
 # argument text is long and shared by many tools (path, id, limit), so it counts half; trigger
 # and boost words count like description words here, and their exact-phrase matches add the
-# separate trigger and boost parts. Tuned on the BFCL and seeded sets only (bench/).
+# separate trigger and boost parts. Tuned on the development sets only (bench/quality.py).
 NAME_WORDS_WEIGHT = 3.0
 DESCRIPTION_WEIGHT = 1.0
 ARG_TEXT_WEIGHT = 0.5
