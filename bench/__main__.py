@@ -28,8 +28,17 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--only", action="append", help="run only this bench module (repeatable)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave README alone")
+    parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="quality on the development sets only, leaving the held-out sets unseen (implies --no-write)",
+    )
     args = parser.parse_args(argv)
-    options = Options(sizes=tuple(int(s) for s in args.sizes.split(",")), write=not args.no_write)
+    options = Options(
+        sizes=tuple(int(s) for s in args.sizes.split(",")),
+        write=not (args.no_write or args.dev),
+        development_only=args.dev,
+    )
     sections = []
     for name in BENCHES:
         if args.only and name not in args.only and name.rsplit(".", 1)[-1] not in args.only:

@@ -1,12 +1,15 @@
 """Quality: the router against two baselines on every query set, measured in the same run.
 
-Sets (README "Benchmark" says which tuned the weights and which are held out):
-- BFCL v4 (bench/bfcl.py) and the seeded catalog's queries (bench/queries/seeded.jsonl):
-  the tuning sets.
-- MetaTool and LiveMCPBench (bench/public_sets.py): held out, never used to choose weights.
+Sets (README "Benchmark" has the protocol):
+- Development sets, which tuning may look at: BFCL v4 (bench/bfcl.py), the seeded catalog's
+  queries (bench/queries/seeded.jsonl), MetaTool and LiveMCPBench (bench/public_sets.py).
+- Held-out sets, converted and frozen before the router's figures on them were computed, and
+  never used to choose anything: ToolBench, ToolAlpaca and Gorilla APIBench
+  (bench/fresh_sets.py). `python -m bench --only quality --dev` leaves them out, for tuning.
 Baselines: rank-bm25's BM25Okapi over name + description (bench/baseline.py), and a plain,
 well-configured FTS5 (bench/plain_fts5.py). Each catalog is loaded with the real `context-router
-catalog` path into a fresh SQLite file.
+catalog` path into a fresh SQLite file. Router − plain FTS5 differences come with a 95%
+interval from the per-query (paired) differences: what "noise" means for one set.
 
 The unavailable-server rule is measured on the seeded set with every server outside the core
 profile marked unavailable: recall and nDCG with and without the demotion, and how often the
@@ -22,27 +25,50 @@ from bench.baseline import Bm25Baseline
 from bench.paths import (
     BFCL_CATALOG,
     BFCL_QUERIES,
+    GORILLA_CATALOG,
+    GORILLA_QUERIES,
     LIVEMCPBENCH_CATALOG,
     LIVEMCPBENCH_QUERIES,
     METATOOL_CATALOG,
     METATOOL_QUERIES,
     SEEDED_QUERIES,
+    TOOLALPACA_CATALOG,
+    TOOLALPACA_QUERIES,
+    TOOLBENCH_CATALOG,
+    TOOLBENCH_QUERIES,
 )
 from bench.plain_fts5 import PlainFts5
 from bench.report import Options, Section, markdown_table
-from router.catalog.evaluation import quality, read_query_file, router_ranker, run_ranker
+from router.catalog.evaluation import (
+    RANK_DEPTH,
+    ndcg_at,
+    quality,
+    read_query_file,
+    recall_at,
+    router_ranker,
+    run_ranker,
+)
 from router.catalog.load import load_catalog
 from router.catalog.search import search
 from router.db import connect
 from router.paths import SEEDS_DIR
 
+DEVELOPMENT, HELD_OUT = "development", "held out"
 # name, catalog (seeds or a --from file), queries, role
 SETS = [
-    ("BFCL v4", None, BFCL_CATALOG, BFCL_QUERIES, "tuning"),
-    ("seeded catalog (ours)", SEEDS_DIR, None, SEEDED_QUERIES, "tuning"),
-    ("MetaTool (plugins, name + description)", None, METATOOL_CATALOG, METATOOL_QUERIES, "held out"),
-    ("LiveMCPBench (70 MCP servers, tasks)", None, LIVEMCPBENCH_CATALOG, LIVEMCPBENCH_QUERIES, "held out"),
+    ("BFCL v4", None, BFCL_CATALOG, BFCL_QUERIES, DEVELOPMENT),
+    ("seeded catalog (ours)", SEEDS_DIR, None, SEEDED_QUERIES, DEVELOPMENT),
+    ("MetaTool (plugins, name + description)", None, METATOOL_CATALOG, METATOOL_QUERIES, DEVELOPMENT),
+    ("LiveMCPBench (70 MCP servers, tasks)", None, LIVEMCPBENCH_CATALOG, LIVEMCPBENCH_QUERIES, DEVELOPMENT),
+    ("ToolBench (RapidAPI endpoints)", None, TOOLBENCH_CATALOG, TOOLBENCH_QUERIES, HELD_OUT),
+    ("ToolAlpaca (public APIs)", None, TOOLALPACA_CATALOG, TOOLALPACA_QUERIES, HELD_OUT),
+    ("Gorilla APIBench (HuggingFace)", None, GORILLA_CATALOG, GORILLA_QUERIES, HELD_OUT),
 ]
+# The held-out bar: the router's macro recall@5 and nDCG@10 over the held-out sets at least
+# this much above plain FTS5's.
+HELD_OUT_MARGIN = 0.01
+# z for a two-sided 95% interval
+Z95 = 1.96
 ENGINES = {"router": "router", "plain_fts5": "plain FTS5 (3/1/0.5, stop words out)", "rank_bm25": "rank-bm25"}
 
 
@@ -68,11 +94,28 @@ def measure(name, seed_dir, user_file, queries_file, role, scratch: Path) -> dic
         "plain_fts5": PlainFts5(tools).rank,
         "rank_bm25": Bm25Baseline([(t["name"], t.get("description") or "") for t in tools]).rank,
     }
+    per_query = {}
     for engine, ranker in rankers.items():
         rankings, times = run_ranker(ranker, queries)
         out[engine] = quality(rankings, queries, times).as_row()
+        per_query[engine] = (
+            [recall_at(r, q.relevant, 5) for r, q in zip(rankings, queries)],
+            [ndcg_at(r, q.relevant, RANK_DEPTH) for r, q in zip(rankings, queries)],
+        )
     conn.close()
+    out["router_minus_plain"] = {
+        metric: paired_difference(per_query["router"][i], per_query["plain_fts5"][i])
+        for i, metric in enumerate(("recall@5", "nDCG@10"))
+    }
     return out
+
+
+def paired_difference(a: list[float], b: list[float]) -> dict[str, float]:
+    """Mean of a − b over the same queries, and the half-width of its 95% interval."""
+    differences = [x - y for x, y in zip(a, b)]
+    mean = statistics.fmean(differences)
+    spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
+    return {"mean": round(mean, 4), "ci95": round(Z95 * spread / len(differences) ** 0.5, 4)}
 
 
 def unavailable_rule(scratch: Path) -> dict:
@@ -105,9 +148,10 @@ def _uncallable(conn, down: dict[str, str]) -> set[str]:
 
 
 def run(options: Options) -> Section:
+    sets = [spec for spec in SETS if not (options.development_only and spec[-1] == HELD_OUT)]
     with tempfile.TemporaryDirectory(prefix="context-router-quality-") as tmp:
         scratch = Path(tmp)
-        results = [measure(*spec, scratch) for spec in SETS]
+        results = [measure(*spec, scratch) for spec in sets]
         rule = unavailable_rule(scratch)
     rows, notes = [], []
     for r in results:
@@ -127,21 +171,28 @@ def run(options: Options) -> Section:
                     f"{m['median_ms']:.2f}",
                 ]
             )
-        gain5 = r["router"]["recall@5"] - r["plain_fts5"]["recall@5"]
-        gain_ndcg = r["router"]["nDCG@10"] - r["plain_fts5"]["nDCG@10"]
-        notes.append(f"{r['set']}: router − plain FTS5 = {gain5:+.3f} recall@5, {gain_ndcg:+.3f} nDCG@10")
-    held_out = [r for r in results if r["role"] == "held out"]
-    macro = {
-        engine: (
-            statistics.fmean(r[engine]["recall@5"] for r in held_out),
-            statistics.fmean(r[engine]["nDCG@10"] for r in held_out),
+        gain = r["router_minus_plain"]
+        notes.append(
+            f"{r['set']}: router − plain FTS5 = "
+            + ", ".join(
+                f"{gain[m]['mean']:+.3f} ± {gain[m]['ci95']:.3f} {m}" for m in ("recall@5", "nDCG@10")
+            )
         )
-        for engine in ENGINES
+    macros = {
+        role: macro(results, role)
+        for role in (DEVELOPMENT, HELD_OUT)
+        if any(r["role"] == role for r in results)
     }
-    notes.append(
-        "held-out macro (MetaTool, LiveMCPBench): "
-        + "; ".join(f"{ENGINES[e]} {r5:.3f} recall@5, {nd:.3f} nDCG@10" for e, (r5, nd) in macro.items())
-    )
+    for role, by_engine in macros.items():
+        names = ", ".join(r["set"].split(" (")[0] for r in results if r["role"] == role)
+        notes.append(
+            f"{role} macro ({names}): "
+            + "; ".join(
+                f"{ENGINES[e]} {r5:.3f} recall@5, {nd:.3f} nDCG@10" for e, (r5, nd) in by_engine.items()
+            )
+        )
+    if HELD_OUT in macros:
+        notes.append(held_out_verdict(macros[HELD_OUT]))
     table = markdown_table(
         [
             "query set",
@@ -179,5 +230,27 @@ def run(options: Options) -> Section:
     return Section(
         "Retrieval quality: router vs plain FTS5 and rank-bm25",
         markdown,
-        {"sets": results, "held_out_macro": macro, "unavailable_rule": rule},
+        {"sets": results, "macro": macros, "unavailable_rule": rule},
+    )
+
+
+def macro(results: list[dict], role: str) -> dict[str, tuple[float, float]]:
+    """Per engine: mean recall@5 and nDCG@10 over the sets of one role, each set weighing one."""
+    of_role = [r for r in results if r["role"] == role]
+    return {
+        engine: (
+            statistics.fmean(r[engine]["recall@5"] for r in of_role),
+            statistics.fmean(r[engine]["nDCG@10"] for r in of_role),
+        )
+        for engine in ENGINES
+    }
+
+
+def held_out_verdict(by_engine: dict[str, tuple[float, float]]) -> str:
+    (router_r5, router_ndcg), (plain_r5, plain_ndcg) = by_engine["router"], by_engine["plain_fts5"]
+    met = router_r5 >= plain_r5 + HELD_OUT_MARGIN and router_ndcg >= plain_ndcg + HELD_OUT_MARGIN
+    return (
+        f"held-out bar (router ≥ plain FTS5 + {HELD_OUT_MARGIN} on both macros): "
+        f"recall@5 {router_r5 - plain_r5:+.3f}, nDCG@10 {router_ndcg - plain_ndcg:+.3f}: "
+        + ("met" if met else "NOT MET")
     )

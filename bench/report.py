@@ -23,6 +23,9 @@ class Section:
 class Options:
     sizes: tuple[int, ...]
     write: bool
+    # quality on the development sets only (what tuning may look at): the held-out sets' figures
+    # are computed once, after the method is frozen
+    development_only: bool = False
 
 
 def markdown_table(header: list[str], rows: list[list[object]]) -> str:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from router.catalog import match_plan
+from router.catalog import match_plan, phrases
 from router.catalog.load import load_catalog
 from router.catalog.query_words import query_words
 from router.catalog.search import UNAVAILABLE_PENALTY, search
@@ -145,6 +145,29 @@ def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypa
     hits = search(registry, query, explain=True)
     assert hits[0].name == "acme_github_list_issues"
     assert hits[0].explain.trigger > 0 and hits[0].explain.boost > 0
+
+
+def test_words_in_a_quarter_of_the_catalog_are_scored_but_not_combined(registry, monkeypatch):
+    # 'github' and 'issues' are in 32 of 68 tools: ANDing them into every co-occurrence group
+    # would make each count read their long doclists and tell few tools apart
+    monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
+    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
+    plan = match_plan.plan(registry, query_words(registry, "list issues of acme on github"), [])
+    restriction, scored = plan.match.split(") AND (")
+    assert '"acme"' in restriction and '"list"' in restriction
+    assert '"github"' not in restriction and '"issues"' not in restriction
+    assert '"github"' in scored and '"issues"' in scored
+
+
+def test_phrases_found_in_memory_and_in_sql_agree(registry, monkeypatch):
+    queries = ["hey can you list issues of acme on github please", "create issues", "github", "play a song"]
+    cached = [search(registry, q, explain=True) for q in queries]
+    # a catalog with more phrases than the cache holds is looked up with SQL on every query
+    monkeypatch.setattr(phrases, "MAX_CACHED_PHRASES", 0)
+    phrases._catalog_phrases(registry).refresh(None)
+    assert phrases._catalog_phrases(registry).counts is None
+    assert [search(registry, q, explain=True) for q in queries] == cached
+    assert cached[0][0].explain.trigger > 0 and cached[2][0].explain.boost > 0
 
 
 def test_the_router_bm25_is_fts5_bm25(seeded):

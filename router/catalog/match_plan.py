@@ -48,6 +48,8 @@ MAX_SCORED_WORDS = 32
 STOP_WORD_IDF_FACTOR = 0.5
 # Common conditions combined into co-occurrence levels (C(6, 3) = 20 groups at most).
 MAX_COMBINED_CONDITIONS = 6
+# Share of the catalog above which a common condition is not combined (IDF below ≈ 1.1).
+MAX_COMMON_SHARE = 0.25
 
 TERM_DOCS_SQL = """
 SELECT term, doc FROM tools_fts_terms WHERE term IN (SELECT value FROM json_each(:terms))
@@ -88,14 +90,16 @@ class TermStats:
         self._docs: dict[str, int] = {}
         self.rows = 0
 
-    def refresh(self) -> None:
+    def refresh(self) -> int:
+        """Drop what the catalog's last change made stale; the catalog version."""
         version = catalog_version(self._conn)
         if version != self.version:
             self.version, self._docs = version, {}
             self.rows = scalar(self._conn, COUNT_TOOLS_SQL)
+        return version
 
     def docs(self, stems: list[str]) -> dict[str, int]:
-        self.refresh()
+        """Documents per stem, as of the last refresh."""
         missing = [s for s in stems if s not in self._docs]
         if missing:
             found = dict(self._conn.execute(TERM_DOCS_SQL, {"terms": json.dumps(missing)}))
@@ -107,8 +111,14 @@ class TermStats:
 term_stats = PerConnection(TermStats)
 
 
-def plan(conn: apsw.Connection, words: list[Word], phrases: list[Condition]) -> MatchPlan:
+def plan(
+    conn: apsw.Connection, words: list[Word], phrases: list[Condition], *, refreshed: bool = False
+) -> MatchPlan:
+    """The plan for these words and matched phrases; `refreshed`: the caller has just
+    refreshed the term statistics (search does, once per query)."""
     stats = term_stats(conn)
+    if not refreshed:
+        stats.refresh()
     docs = stats.docs(sorted({w.stem for w in words}))
     rows = stats.rows
     present = [w for w in words if docs[w.stem]]
@@ -133,7 +143,7 @@ def plan(conn: apsw.Connection, words: list[Word], phrases: list[Condition]) -> 
     selector_rows = sum(docs[w.stem] for w in selectors)
     if len(selectors) == len(scored) and not phrases and selector_rows <= MAX_BUILTIN_ROWS:
         return MatchPlan(everything, tuple(scored), idfs, 0, True, MAX_SCANNED_ROWS)
-    restriction, phrase_count = _restriction(conn, conditions)
+    restriction, phrase_count = _restriction(conn, conditions, rows)
     return MatchPlan(
         f"({restriction}) AND ({everything})", tuple(scored), idfs, phrase_count, False, MAX_SCANNED_ROWS
     )
@@ -147,7 +157,7 @@ def _rarest(words: list[Word], docs: dict[str, int], keep: int) -> list[Word]:
     return [w for w in words if w in kept]
 
 
-def _restriction(conn: apsw.Connection, conditions: list[Condition]) -> tuple[str, int]:
+def _restriction(conn: apsw.Connection, conditions: list[Condition], rows: int) -> tuple[str, int]:
     """G and the number of phrases in it (each condition is one phrase)."""
     ordered = sorted(conditions, key=lambda c: (c.rows, c.expression))
     if sum(c.rows for c in ordered) <= MAX_WHOLE_ROWS:
@@ -158,7 +168,11 @@ def _restriction(conn: apsw.Connection, conditions: list[Condition]) -> tuple[st
             break
         whole.append(condition)
         budget -= condition.rows
-    common = ordered[len(whole) :][:MAX_COMBINED_CONDITIONS]
+    common = ordered[len(whole) :]
+    # a condition in a quarter of the catalog or more tells few tools apart, and ANDing it
+    # into every group makes each count read its long doclist: leave it to the scoring
+    informative = [c for c in common if c.rows < rows * MAX_COMMON_SHARE]
+    common = (informative if len(informative) >= 2 else common)[:MAX_COMBINED_CONDITIONS]
     groups: list[tuple[Condition, ...]] = []
     # any one common condition alone is over the budget (that is why it is common): start
     # at two, unless there is only one

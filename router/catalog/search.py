@@ -6,29 +6,29 @@ The query text is never handed to FTS5 as syntax: it is split into words by the 
 tokenizer (router/catalog/query_words.py) and each word is quoted, so quotes, '*', ':', NEAR,
 '-', parentheses and the like are only words.
 
-One statement (SEARCH_SQL) ranks: FTS5 selects the candidates the match plan allows
-(router/catalog/match_plan.py: bounded however common the words), BM25 scores them, the
-best POOL_MARGIN beyond `limit` get their trigger and boost parts from tool_phrases (an
-index seek per candidate, however many tools share a phrase), and the final order puts a
-tool the whole query names first (router/catalog/exact_names.py), then the score, a tool
-that cannot be called now (its server unavailable here, or its breaker open) demoted by
-UNAVAILABLE_PENALTY, then the name.
+Two statements rank: FTS5 selects the candidates the match plan allows
+(router/catalog/match_plan.py: bounded however common the words) and BM25 scores them
+(POOL_SQL_*); the best POOL_MARGIN beyond `limit` (NO_PHRASE_POOL_MARGIN when the query holds
+no trigger or boost phrase of the catalog, router/catalog/phrases.py) get their trigger and
+boost parts from tool_phrases (an index seek per candidate, however many tools share a
+phrase) and what a hit shows (HITS_SQL). The final order puts a tool the whole query names
+first (router/catalog/exact_names.py), then the score, a tool that cannot be called now (its
+server unavailable here, or its breaker open) demoted by UNAVAILABLE_PENALTY, then the name.
 """
 
 import json
-import string
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import apsw
 
 from router.catalog import bm25, exact_names
-from router.catalog.match_plan import MAX_CANDIDATE_ROWS, Condition, MatchPlan, plan, term_stats
+from router.catalog.match_plan import MatchPlan, plan, term_stats
+from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import MAX_QUERY_CHARS, check_query, query_words
 from router.clock import unix_now
-from router.db import PerConnection, scalar
+from router.db import PerConnection
 from router.errors import QueryError
-from router.fts import fts_string
 
 __all__ = ["MAX_QUERY_CHARS", "SearchHit", "check_query", "search"]
 
@@ -50,7 +50,7 @@ BOOST_WEIGHT = 2.0
 # lexical evidence (names are short and chosen with care); the description is the baseline;
 # argument text is long and shared by many tools (path, id, limit), so it counts half; trigger
 # and boost words count like description words here, and their exact-phrase matches add the
-# separate trigger and boost parts. Tuned on the BFCL and seeded sets only (bench/).
+# separate trigger and boost parts. Tuned on the development sets only (bench/quality.py).
 NAME_WORDS_WEIGHT = 3.0
 DESCRIPTION_WEIGHT = 1.0
 ARG_TEXT_WEIGHT = 0.5
@@ -66,29 +66,9 @@ UNAVAILABLE_PENALTY = 3.0
 # Candidates ranked by BM25 beyond `limit` that also get their trigger and boost parts, so a
 # phrase match can lift a tool from below the cut.
 POOL_MARGIN = 15
-
-# Trigger phrases and boost keywords are found by looking up the query's word n-grams up to
-# this length (a trigger is at most 80 characters: in practice 1-6 words).
-MAX_PHRASE_WORDS = 8
-MAX_PHRASE_SOURCE_WORDS = 64
-_PHRASE_EDGE_PUNCTUATION = string.punctuation + "‘’“”–—…"
-
-# The trigger and boost phrases of the catalog found in the query: one index seek per n-gram
-# and kind, however many tools share a phrase.
-MATCHED_PHRASES_SQL = """
-SELECT g.value, k.kind
-FROM json_each(:ngrams) g
-JOIN (SELECT 'trigger' AS kind UNION ALL SELECT 'boost') k
-WHERE EXISTS (SELECT 1 FROM tool_phrases t WHERE t.phrase = g.value AND t.kind = k.kind)
-"""
-# How many tools have a phrase, counted up to a cap (beyond it only "many" matters).
-PHRASE_TOOLS_SQL = """
-SELECT count(*) FROM (SELECT 1 FROM tool_phrases WHERE phrase = :phrase AND kind = :kind LIMIT :cap)
-"""
-
-LONGEST_PHRASE_SQL = """
-SELECT coalesce(max(length(phrase) - length(replace(phrase, ' ', '')) + 1), 0) FROM tool_phrases
-"""
+# Without a phrase of the catalog in the query nothing lifts a candidate past BM25's order:
+# the margin then only refills the page when unavailable tools are demoted.
+NO_PHRASE_POOL_MARGIN = 5
 
 _POOL_TEMPLATE = """
 SELECT id, bm25 FROM (
@@ -116,16 +96,13 @@ SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts M
 """
 
 # What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
-# phrases of the query each one has (an index seek per candidate), its server's reason to be
-# unavailable here, and its breaker. The reason is a key lookup (json_extract; server names
-# never hold a quote): a json_each scan of the mapping per candidate cost 0.18 ms a search
-# with 135 unavailable servers, the lookup 0.06 ms.
-HITS_SQL = """
-SELECT v.id, v.name, v.profile, v.summary,
-       coalesce((SELECT max(p.kind = 'trigger') FROM tool_phrases p
-                 WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0),
-       coalesce((SELECT max(p.kind = 'boost') FROM tool_phrases p
-                 WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0),
+# phrases of the query each one has (an index seek per candidate; left out when the query
+# holds no phrase of the catalog), its server's reason to be unavailable here, and its
+# breaker. The reason is a key lookup (json_extract; server names never hold a quote): a
+# json_each scan of the mapping per candidate cost 0.18 ms a search with 135 unavailable
+# servers, the lookup 0.06 ms.
+_HITS_TEMPLATE = """
+SELECT v.id, v.name, v.profile, v.summary, {trigger}, {boost},
        json_extract(:unavailable, '$."' || v.server || '"'),
        coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0),
        v.breaker_opened_at
@@ -134,6 +111,12 @@ CROSS JOIN v_search v ON v.id = c.value
 WHERE (:profile IS NULL OR v.profile = :profile)
   AND (:may_call_mutating OR v.mutating = 0)
 """
+_PHRASE_KIND_OF_HIT = """coalesce((SELECT max(p.kind = '{kind}') FROM tool_phrases p
+         WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0)"""
+HITS_SQL = _HITS_TEMPLATE.format(
+    trigger=_PHRASE_KIND_OF_HIT.format(kind="trigger"), boost=_PHRASE_KIND_OF_HIT.format(kind="boost")
+)
+HITS_SQL_NO_PHRASES = _HITS_TEMPLATE.format(trigger="0", boost="0")
 
 
 @dataclass(frozen=True)
@@ -172,72 +155,14 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-def phrase_ngrams(text: str, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
-    """Every run of 1..max_words consecutive words, normalized like tool_phrases."""
-    max_words = min(max_words, MAX_PHRASE_WORDS)
-    if max_words < 1:
-        return []
-    words = []
-    for raw in text.split()[:MAX_PHRASE_SOURCE_WORDS]:
-        word = raw.strip(_PHRASE_EDGE_PUNCTUATION).lower()
-        if word:
-            words.append(word)
-    grams = {
-        " ".join(words[start : start + size])
-        for start in range(len(words))
-        for size in range(1, min(max_words, len(words) - start) + 1)
-    }
-    return sorted(grams)
-
-
-class _Catalog:
-    """Per connection: router_bm25 registered, and the catalog's longest phrase (cached
-    until the catalog changes)."""
+class _RouterBm25:
+    """router_bm25 registered on a connection, once."""
 
     def __init__(self, conn: apsw.Connection):
         bm25.register(conn)
-        self._conn = conn
-        self._version: int | None = None
-        self._longest_phrase = 0
-
-    def longest_phrase(self, version: int | None) -> int:
-        if version != self._version:
-            self._version = version
-            self._longest_phrase = scalar(self._conn, LONGEST_PHRASE_SQL)
-        return self._longest_phrase
 
 
-_catalog = PerConnection(_Catalog)
-
-
-def matched_phrases(conn: apsw.Connection, query: str) -> tuple[list[str], list[Condition]]:
-    """The catalog's trigger phrases and boost keywords found whole in the query: their text,
-    and each as a candidate condition on its own column."""
-    stats = term_stats(conn)
-    stats.refresh()
-    longest = _catalog(conn).longest_phrase(stats.version)
-    grams = phrase_ngrams(query, longest)
-    if not grams:
-        return [], []
-    found = [
-        (str(phrase), str(kind))
-        for phrase, kind in conn.execute(
-            MATCHED_PHRASES_SQL, {"ngrams": json.dumps(grams, ensure_ascii=False)}
-        )
-    ]
-    texts = sorted({phrase for phrase, _ in found})
-    column = {"trigger": "triggers", "boost": "boost"}
-    # A one-word phrase selects no row its word does not (the word is in the query too), so
-    # only phrases of several words are conditions of their own.
-    conditions = [
-        Condition(
-            f"{{{column[kind]}}} : {fts_string(phrase)}",
-            scalar(conn, PHRASE_TOOLS_SQL, {"phrase": phrase, "kind": kind, "cap": MAX_CANDIDATE_ROWS + 1}),
-        )
-        for phrase, kind in found
-        if " " in phrase
-    ]
-    return texts, conditions
+_router_bm25 = PerConnection(_RouterBm25)
 
 
 def search(
@@ -262,8 +187,10 @@ def search(
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
-    phrases, phrase_conditions = matched_phrases(conn, query)
-    match_plan: MatchPlan = plan(conn, words, phrase_conditions)
+    _router_bm25(conn)
+    version = term_stats(conn).refresh()
+    phrases = matched_phrases(conn, query, version)
+    match_plan: MatchPlan = plan(conn, words, phrases.conditions, refreshed=True)
     now_s = unix_now() if now is None else float(now)
     config = bm25.scoring_config(match_plan.skip, COLUMN_WEIGHTS, list(match_plan.idfs))
     filters = {
@@ -278,7 +205,7 @@ def search(
                 "match": match_plan.match,
                 "config": config,
                 "scan_cap": match_plan.scan_cap,
-                "pool": limit + POOL_MARGIN,
+                "pool": limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN),
                 "w_name": NAME_WORDS_WEIGHT,
                 "w_description": DESCRIPTION_WEIGHT,
                 "w_args": ARG_TEXT_WEIGHT,
@@ -296,10 +223,10 @@ def search(
     if not pool:
         return []
     rows = conn.execute(
-        HITS_SQL,
+        HITS_SQL if phrases.texts else HITS_SQL_NO_PHRASES,
         {
             "ids": json.dumps(list(pool)),
-            "phrases": json.dumps(phrases, ensure_ascii=False),
+            "phrases": json.dumps(phrases.texts, ensure_ascii=False),
             "unavailable": json.dumps(dict(unavailable or {}), ensure_ascii=False),
             "now": now_s,
             "breaker_open_s": float(breaker_open_s),
@@ -316,7 +243,11 @@ def search(
         )
         score = parts.trigger + parts.bm25 + parts.boost
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
-        hit = SearchHit(name, hit_profile, summary, score, reason is None, reason, parts if explain else None)
-        ranked.append(((not parts.exact_name, -rank_score, name), hit))
+        ranked.append(
+            ((not parts.exact_name, -rank_score, name), (name, hit_profile, summary, score, reason, parts))
+        )
     ranked.sort(key=lambda pair: pair[0])
-    return [hit for _, hit in ranked[:limit]]
+    return [
+        SearchHit(name, hit_profile, summary, score, reason is None, reason, parts if explain else None)
+        for _, (name, hit_profile, summary, score, reason, parts) in ranked[:limit]
+    ]
