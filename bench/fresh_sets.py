@@ -4,7 +4,7 @@ Added after MetaTool and LiveMCPBench had been looked at (they became developmen
 converted, checked for sanity (counts, every relevant name a catalog tool) and frozen before
 the router's figures on them were ever computed (README "Benchmark" has the protocol). Each
 is read from a checkout or bare clone of its public repository at the commit named here and
-written, small, under bench/data/ and bench/queries/; the licences allow redistribution.
+written under bench/public/, which git ignores (fetched data stays out of the project's commits).
 
 - ToolBench (OpenBMB/ToolBench, Apache-2.0; the solvable test queries as StableToolBench,
   THUNLP-MT/StableToolBench, Apache-2.0, ships them): RapidAPI endpoints with their
@@ -40,7 +40,7 @@ from bench.paths import (
     TOOLBENCH_CATALOG,
     TOOLBENCH_QUERIES,
 )
-from bench.public_sets import catalog_name, git_show, write_jsonl
+from bench.public_sets import catalog_name, git_show, write_set
 
 TOOLBENCH = {
     "commit": "aa4ed9f4737ad98bd706663f01d63623c3427812",
@@ -237,9 +237,7 @@ def main(argv: list[str]) -> int:
     name, git_dir = argv[0], Path(argv[1])
     convert, where = CONVERTERS[name]
     tools, queries = convert(git_dir)
-    write_jsonl(where["catalog"], tools)
-    write_jsonl(where["queries"], queries)
-    print(f"{name}: {len(tools)} tools → {where['catalog']}; {len(queries)} queries → {where['queries']}")
+    write_set(name, tools, queries, where)
     return 0
 
 

@@ -1,8 +1,8 @@
 """Public tool-retrieval sets besides BFCL, converted to a `--from` catalog and a queries file.
 
 Each set is read from its public repository (a git checkout or bare clone at the commit named
-below) and written, small, under bench/data/ and bench/queries/; the outputs are committed, so
-`make bench` needs no network. Licences allow redistribution of both (noted per set).
+below) and written under bench/public/, which git ignores: data a developer fetched stays out of
+the project's commits. `make bench` measures the sets it finds there and names the others.
 
 - MetaTool (HowieHwong/MetaTool, MIT): 199 ChatGPT-plugin-style tools, name and description
   only; its ToolE single-tool queries are conversational ("Can I find academic papers on
@@ -59,6 +59,20 @@ def git_show(git_dir: Path, commit: str, path: str) -> str:
 def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows))
+
+
+def write_set(name: str, tools: list[dict], queries: list[dict], where: dict) -> None:
+    """Write a converted set after checking it: tools and queries there are, and every relevant
+    name a query gives is a tool of the catalog (a wrong name would silently cap every metric)."""
+    names = {tool["name"] for tool in tools}
+    unknown = sorted({n for query in queries for n in query["relevant"]} - names)
+    if not tools or not queries or unknown:
+        raise SystemExit(
+            f"{name}: {len(tools)} tools, {len(queries)} queries, unknown relevant names {unknown[:5]}"
+        )
+    write_jsonl(where["catalog"], tools)
+    write_jsonl(where["queries"], queries)
+    print(f"{name}: {len(tools)} tools → {where['catalog']}; {len(queries)} queries → {where['queries']}")
 
 
 def catalog_name(name: str) -> str:
@@ -154,9 +168,7 @@ def main(argv: list[str]) -> int:
     name, git_dir = argv[0], Path(argv[1])
     convert, where = CONVERTERS[name]
     tools, queries = convert(git_dir)
-    write_jsonl(where["catalog"], tools)
-    write_jsonl(where["queries"], queries)
-    print(f"{name}: {len(tools)} tools → {where['catalog']}; {len(queries)} queries → {where['queries']}")
+    write_set(name, tools, queries, where)
     return 0
 
 

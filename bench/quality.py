@@ -147,13 +147,27 @@ def _uncallable(conn, down: dict[str, str]) -> set[str]:
     return {name for name, server in conn.execute("SELECT name, server FROM tools") if server in down}
 
 
+# How to make a public set that is not converted on this machine (its data is never committed:
+# it comes from a repository fetched by hand, see bench/public_sets.py and bench/fresh_sets.py).
+CONVERT_HINT = "python -m bench.public_sets|fresh_sets NAME GIT_DIR (README: Benchmark)"
+
+
+def _present(spec: tuple) -> bool:
+    _name, seed_dir, user_file, queries_file, _role = spec
+    return (seed_dir is not None or user_file.is_file()) and queries_file.is_file()
+
+
 def run(options: Options) -> Section:
-    sets = [spec for spec in SETS if not (options.development_only and spec[-1] == HELD_OUT)]
+    wanted = [spec for spec in SETS if not (options.development_only and spec[-1] == HELD_OUT)]
+    sets = [spec for spec in wanted if _present(spec)]
+    missing = [spec[0] for spec in wanted if not _present(spec)]
     with tempfile.TemporaryDirectory(prefix="context-router-quality-") as tmp:
         scratch = Path(tmp)
         results = [measure(*spec, scratch) for spec in sets]
         rule = unavailable_rule(scratch)
     rows, notes = [], []
+    if missing:
+        notes.append(f"not converted on this machine, so not measured: {', '.join(missing)} ({CONVERT_HINT})")
     for r in results:
         for engine, label in ENGINES.items():
             m = r[engine]
