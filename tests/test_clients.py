@@ -5,7 +5,7 @@ import json
 import pytest
 
 from router.clients.discover import ClientConfigError, read_client_config, usual_config_files
-from router.clients.secrets import move_out
+from router.clients.literal_secrets import move_out
 
 
 def write(path, text):

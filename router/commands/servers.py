@@ -15,7 +15,7 @@ import anyio
 
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
-from router.clients.secrets import move_out
+from router.clients.literal_secrets import move_out
 from router.commands import add_db_option, add_servers_option
 from router.commands.catalog import load_default_catalog
 from router.commands.servers_status import print_status
