@@ -7,15 +7,13 @@ series see the same machine load. Run: python -m bench.busy_bench [--hold-s 20]
 """
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import apsw
-
 from bench.facade_bench import StdioPeer, summarize
+from bench.write_lock import sqlite3_shell_holding_the_write_lock, write_lock_held
 from router.catalog.load import load_catalog
 from router.db import connect
 from router.paths import SEEDS_DIR
@@ -23,19 +21,6 @@ from router.paths import SEEDS_DIR
 VENV_BIN = Path(sys.executable).parent
 QUERIES = ["what time is it in Tokyo", "read a file", "git diff of staged changes", "fetch a web page"]
 BOUND_MS = 100.0
-
-
-def _lock_held(db: Path) -> bool:
-    probe = apsw.Connection(str(db))
-    try:
-        probe.set_busy_timeout(0)
-        probe.execute("BEGIN IMMEDIATE")
-        probe.execute("ROLLBACK")
-        return False
-    except apsw.BusyError:
-        return True
-    finally:
-        probe.close()
 
 
 def _searches(peer: StdioPeer, seconds: float, pause_s: float) -> list[float]:
@@ -64,18 +49,9 @@ def main(argv: list[str]) -> int:
         try:
             _searches(peer, 1.0, 0.0)  # warm-up
             free = _searches(peer, args.hold_s, 0.02)
-            shell = subprocess.Popen(["sqlite3", str(db)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-            assert shell.stdin is not None
-            shell.stdin.write(
-                b".timeout 10000\nBEGIN IMMEDIATE;\nUPDATE catalog_version SET version = version;\n"
-            )
-            shell.stdin.flush()
-            while not _lock_held(db):
-                time.sleep(0.01)
-            held = _searches(peer, args.hold_s, 0.02)
-            still_held = _lock_held(db)
-            shell.stdin.close()
-            shell.wait(timeout=10)
+            with sqlite3_shell_holding_the_write_lock(db):
+                held = _searches(peer, args.hold_s, 0.02)
+                still_held = write_lock_held(db)
         finally:
             peer.close()
     print(

@@ -7,11 +7,10 @@ import json
 import resource
 import subprocess
 import time
-from contextlib import contextmanager
 
-import apsw
 import pytest
 
+from bench.write_lock import sqlite3_shell_holding_the_write_lock, write_lock_held
 from router.jsonrpc_lines import encode, request
 from tests.facade_support import CONTEXT_ROUTER, RawStdioClient, audit_rows
 
@@ -21,42 +20,6 @@ HOLD_S = 20.0
 SEARCHES = 10
 # the bar: each search answers within 100 ms while the lock is held
 SEARCH_BOUND_S = 0.100
-
-
-def lock_is_held(db) -> bool:
-    probe = apsw.Connection(str(db))
-    try:
-        probe.set_busy_timeout(0)
-        probe.execute("BEGIN IMMEDIATE")
-        probe.execute("ROLLBACK")
-        return False
-    except apsw.BusyError:
-        return True
-    finally:
-        probe.close()
-
-
-@contextmanager
-def sqlite3_shell_holding_the_write_lock(db):
-    """The system sqlite3 shell inside BEGIN IMMEDIATE until the block ends."""
-    shell = subprocess.Popen(
-        ["sqlite3", str(db)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        assert shell.stdin is not None
-        shell.stdin.write(
-            b".timeout 10000\nBEGIN IMMEDIATE;\nUPDATE catalog_version SET version = version;\n"
-        )
-        shell.stdin.flush()
-        deadline = time.monotonic() + 10
-        while not lock_is_held(db):
-            assert time.monotonic() < deadline, "the sqlite3 shell never took the write lock"
-            time.sleep(0.05)
-        yield shell
-    finally:
-        if shell.stdin is not None:
-            shell.stdin.close()  # the shell exits, its transaction rolled back
-        shell.wait(timeout=10)
 
 
 def search(client: RawStdioClient, query: str) -> tuple[float, dict]:
@@ -78,7 +41,7 @@ def test_searches_answer_within_100_ms_while_another_process_holds_the_write_loc
                 assert not result.get("isError"), result
                 assert json.loads(result["content"][0]["text"])["tools"]
                 took.append(seconds)
-            assert lock_is_held(facade.db)
+            assert write_lock_held(facade.db)
             assert time.monotonic() - held_from >= HOLD_S * (SEARCHES - 1) / SEARCHES
         assert len(took) == SEARCHES
         assert max(took) < SEARCH_BOUND_S, took
