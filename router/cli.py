@@ -12,7 +12,7 @@ import apsw
 
 from router import __version__
 from router.db import describe_database_error
-from router.errors import RouterError
+from router.errors import RouterError, first_error
 from router.paths import resolve_db_path
 
 COMMAND_MODULES = (
@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except Exception as exc:
-        problem = _reportable(exc)
+        # also when a task group wrapped it (an MCP server's lifespan opening the database);
+        # anything else is a bug, which keeps its traceback
+        problem = first_error(exc, (RouterError, apsw.Error))
         if problem is None:
             raise
         message = str(problem)
@@ -58,16 +60,3 @@ def main(argv: list[str] | None = None) -> int:
             message = describe_database_error(problem, resolve_db_path(getattr(args, "db", None)))
         print(f"context-router {args.command}: error: {message}", file=sys.stderr)
         return 2
-
-
-def _reportable(exc: BaseException) -> RouterError | apsw.Error | None:
-    """The user-facing error in `exc`, also when a task group wrapped it (an MCP server's
-    lifespan opening the database, for one); None for a bug, which keeps its traceback."""
-    if isinstance(exc, RouterError | apsw.Error):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _reportable(inner)
-            if found is not None:
-                return found
-    return None

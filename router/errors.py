@@ -36,3 +36,16 @@ def echo(value: object, limit: int = MAX_ECHO_CHARS) -> str:
         return text
     size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters as text"
     return f"{text[:limit]}… ({size})"
+
+
+def first_error(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
+    """`exc` if it is one of `kinds`, else the first such error inside the exception groups a
+    task group wrapped it in (depth first); None when there is none."""
+    if isinstance(exc, kinds):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = first_error(inner, kinds)
+            if found is not None:
+                return found
+    return None

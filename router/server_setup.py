@@ -16,17 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
 import apsw
 
-from router.catalog.harvest import HarvestReport, merge
-from router.errors import RouterError
-from router.facade import backend_watch
-from router.facade.backend_errors import BackendError
-from router.facade.backends import BackendPool
-from router.facade.placeholders import Placeholders
-from router.files import write_atomically
-from router.servers import ServerConfig, ServersConfig
+from router.catalog.harvest import HarvestReport, merge, new_seed, write_checked_seed
+from router.servers import ServerConfig
 
 SERVER_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
 OTHER_SERVERS_TOOLS_SQL = "SELECT name FROM tools WHERE server <> :server"
@@ -50,33 +43,6 @@ class SetupOutcome:
             return f"failed {self.server}: {self.error}"
         prefixed = f" (named {self.prefix}<tool>: their names were taken)" if self.prefix else ""
         return f"added {self.server}: {self.tools} tools{prefixed}"
-
-
-async def live_tools(
-    server: ServerConfig, servers: ServersConfig, placeholders: Placeholders
-) -> list[dict[str, Any]]:
-    """Start the server as the router would and read its tools/list. A failure's message ends
-    with what the server wrote to stderr (redacted)."""
-    alone = ServersConfig(defaults=servers.defaults, servers={server.name: server})
-    limit = alone.longest_call_s()
-    try:
-        async with BackendPool(alone, placeholders) as pool:
-            with anyio.move_on_after(limit) as waited:
-                session = await pool.session(server.name)
-                return await backend_watch.list_tools(session)
-    except BaseExceptionGroup as group:  # the pool's task group wraps what a start raised
-        raise _first_router_error(group) from None
-    if waited.cancelled_caught:
-        raise BackendError(f"backend {server.name!r} did not list its tools within {limit:g} s")
-    raise BackendError(f"backend {server.name!r} did not list its tools")
-
-
-def _first_router_error(group: BaseExceptionGroup) -> BaseException:
-    for exc in group.exceptions:
-        found = _first_router_error(exc) if isinstance(exc, BaseExceptionGroup) else exc
-        if isinstance(found, RouterError):
-            return found
-    return group
 
 
 def taken_tool_names(conn: apsw.Connection, server: str, seed_dirs: list[Path]) -> set[str]:
@@ -109,7 +75,7 @@ def write_user_seed(
     """seeds_dir/<server>.json with the live tools; a seed already there keeps its hand-written
     triggers, boosts and reviews (the live definitions are accepted: the user is importing)."""
     path = seeds_dir / f"{server.name}.json"
-    seed: dict[str, Any] = {"server": server.name, "profile": server.profile, "source": source, "tools": []}
+    seed = new_seed(server, source)
     if path.exists():
         try:
             seed = json.loads(path.read_text(encoding="utf-8"))
@@ -117,9 +83,5 @@ def write_user_seed(
             pass  # an unreadable seed of ours is replaced
     seed = merge(seed, tools, True, HarvestReport(path)) | {"profile": server.profile, "source": source}
     seed["toolPrefix"] = prefix
-    write_atomically(path, json.dumps(seed, ensure_ascii=False, indent=2) + "\n")
+    write_checked_seed(path, seed)
     return path
-
-
-def describe_launch(server: ServerConfig) -> str:
-    return server.url or " ".join([server.command or "", *server.args])

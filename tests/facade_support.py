@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 
 from router.catalog.load import load_catalog
 from router.db import connect
-from router.facade.backends import fetch_tool_list
+from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders
 from router.jsonrpc_lines import LineClient
 from router.servers import load_servers
@@ -121,7 +121,7 @@ async def harvest(servers_file: Path, workspace: Path, data_dir: Path, names: tu
     lines = []
     for name in names:
         server = config.servers[name]
-        for tool in await fetch_tool_list(server, config.timeouts(server), placeholders):
+        for tool in await fetch_tool_list(server, config, placeholders):
             lines.append(tool | {"server": name, "profile": server.profile})
     return lines
 

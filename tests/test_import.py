@@ -151,3 +151,16 @@ def test_add_then_remove_updates_servers_file_and_catalog(tmp_path):
     )
     hits = json.loads(run_cli("search", "--db", str(db), "--json", "fetch a url from the internet").stdout)
     assert "fetch" not in [hit["name"] for hit in hits]
+
+
+def test_a_server_whose_seed_the_catalog_would_refuse_is_reported_and_not_declared(tmp_path):
+    # its tools' names are taken (the shipped time server), and '<41 letters>_' is longer than
+    # a seed's toolPrefix may be: the seed is checked before it is written, as harvest's is
+    name = "a" * 40
+    added = run_cli(
+        *("add", "--db", str(tmp_path / "r.db"), name, "--", "mcp-server-time", "--local-timezone", "UTC")
+    )
+    assert added.returncode == 1, added.stdout + added.stderr
+    assert f"failed {name}:" in added.stdout and "toolPrefix" in added.stdout
+    assert not (user_seeds_dir() / f"{name}.json").exists()
+    assert not user_servers_file().exists()

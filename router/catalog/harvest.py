@@ -19,11 +19,11 @@ from pydantic import ValidationError
 
 from router.catalog.models import SeedFile
 from router.errors import SeedError
-from router.facade.backends import fetch_tool_list
+from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders
 from router.files import write_atomically
 from router.hashing import content_hash
-from router.servers import ServersConfig
+from router.servers import ServerConfig, ServersConfig
 from router.validation import first_field_error
 
 ROUTER_FIELDS = ("triggers", "boost")
@@ -121,20 +121,28 @@ async def harvest(
         except json.JSONDecodeError as exc:
             raise SeedError(f"{seed_file}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
     else:
-        how = server.url or " ".join([server.command or "", *server.args])
-        seed = {
-            "server": server_name,
-            "profile": server.profile,
-            "source": f"harvested live: tools/list of {how}",
-            "tools": [],
-        }
-    live_tools = await fetch_tool_list(server, servers.timeouts(server), placeholders)
-    merged = merge(seed, live_tools, accept_changed, report)
+        seed = new_seed(server, f"harvested live: tools/list of {describe_launch(server)}")
+    live_tools = await fetch_tool_list(server, servers, placeholders)
+    write_checked_seed(seed_file, merge(seed, live_tools, accept_changed, report))
+    return report
+
+
+def describe_launch(server: ServerConfig) -> str:
+    """How the server is started, in one line, for a seed's `source`."""
+    return server.url or " ".join([server.command or "", *server.args])
+
+
+def new_seed(server: ServerConfig, source: str) -> dict[str, Any]:
+    return {"server": server.name, "profile": server.profile, "source": source, "tools": []}
+
+
+def write_checked_seed(seed_file: Path, seed: dict[str, Any]) -> None:
+    """Validate with the model `context-router catalog` loads seeds with, then write whole: a
+    seed the next load would refuse is never written."""
     try:
-        SeedFile.model_validate(merged)
+        SeedFile.model_validate(seed)
     except ValidationError as exc:
         raise SeedError(
             f"{seed_file}: the harvested seed is invalid: {first_field_error(exc)}; nothing written"
         ) from None
-    write_atomically(seed_file, json.dumps(merged, ensure_ascii=False, indent=2) + "\n")
-    return report
+    write_atomically(seed_file, json.dumps(seed, ensure_ascii=False, indent=2) + "\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from router.catalog.harvest import describe_launch
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
@@ -22,6 +23,7 @@ from router.commands.servers_status import print_status
 from router.commands.setup import STARTER_SERVERS
 from router.db import connect
 from router.errors import RouterError
+from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders, default_data_dir
 from router.paths import (
     SEEDS_DIR,
@@ -34,8 +36,6 @@ from router.paths import (
 from router.server_setup import (
     SetupOutcome,
     choose_prefix,
-    describe_launch,
-    live_tools,
     server_name,
     taken_tool_names,
     write_user_seed,
@@ -163,21 +163,25 @@ def setup_servers(
             outcome = SetupOutcome(server.name, messages=messages)
             outcomes.append(outcome)
             try:
-                tools = anyio.run(live_tools, server, config, placeholders)
+                tools = anyio.run(fetch_tool_list, server, config, placeholders)
             except RouterError as exc:
                 outcome.error = f"{exc} (not added)"
                 continue
             names = [str(tool.get("name")) for tool in tools]
             others = taken_tool_names(conn, server.name, [SEEDS_DIR, user_seeds_dir()]) | taken
             outcome.prefix = choose_prefix(names, others, server.name, args.tool_prefix)
+            try:
+                write_user_seed(
+                    user_seeds_dir(),
+                    server,
+                    f"imported from {source}: tools/list of {describe_launch(server)}",
+                    tools,
+                    outcome.prefix,
+                )
+            except RouterError as exc:  # a seed the catalog would refuse is not written
+                outcome.error = f"{exc} (not added)"
+                continue
             taken |= {outcome.prefix + name for name in names}
-            write_user_seed(
-                user_seeds_dir(),
-                server,
-                f"imported from {source}: tools/list of {describe_launch(server)}",
-                tools,
-                outcome.prefix,
-            )
             file.declare(server, f"from {source}")
             outcome.tools = len(tools)
     finally:

@@ -12,17 +12,21 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import apsw
 import mcp_types as types
 
 from router.catalog import quarantine
 from router.clock import utc_now_iso
-from router.errors import RouterError
+from router.errors import RouterError, first_error
 from router.facade.backend import Backend, BackendSession
+from router.facade.backend_errors import BackendError
 from router.facade.backend_session import StdioBackendSession
 from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
+from router.facade.placeholders import Placeholders
 from router.process_start import process_start_time
+from router.servers import ServerConfig, ServersConfig
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +50,26 @@ async def list_tools(session: BackendSession) -> list[dict[str, Any]]:
         cursor = page.next_cursor
         if not cursor:
             return tools
+
+
+async def fetch_tool_list(
+    server: ServerConfig, servers: ServersConfig, placeholders: Placeholders
+) -> list[dict[str, Any]]:
+    """Start the server as the router would and read its tools/list (every page): what harvest,
+    import and add record. A failure's message ends with what the server wrote to stderr
+    (redacted)."""
+    alone = ServersConfig(defaults=servers.defaults, servers={server.name: server})
+    limit = alone.longest_call_s()
+    try:
+        async with BackendPool(alone, placeholders) as pool:
+            with anyio.move_on_after(limit) as waited:
+                session = await pool.session(server.name)
+                return await list_tools(session)
+    except BaseExceptionGroup as group:  # the pool's task group wraps what a start raised
+        raise first_error(group, (RouterError,)) or group from None
+    if waited.cancelled_caught:
+        raise BackendError(f"backend {server.name!r} did not list its tools within {limit:g} s")
+    raise BackendError(f"backend {server.name!r} did not list its tools")
 
 
 def watcher(db: FacadeDatabase, pool: BackendPool) -> Callable[[Backend, BackendSession], Awaitable[None]]:

@@ -14,20 +14,18 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 import mcp_types as types
-from mcp import Client
 
-from router.facade import http_endpoint, process_tree
-from router.facade.backend import BACKEND_CONNECT_MODE, Backend, BackendSession, describe_failure
+from router.facade import process_tree
+from router.facade.backend import Backend, BackendSession
 from router.facade.backend_errors import (
     BackendError,
-    BackendTimeoutError,
 )
 from router.facade.backend_session import (
     LIVE_BACKEND_PIDS,
 )
 from router.facade.breaker import BreakerPolicy
 from router.facade.placeholders import Placeholders
-from router.servers import Defaults, ServerConfig, ServersConfig
+from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 
@@ -193,34 +191,3 @@ class BackendPool:
 def _kill_adopted_orphans() -> None:
     exclude = set(LIVE_BACKEND_PIDS)
     process_tree.kill_and_reap(process_tree.tagged_orphans(None, exclude), exclude)
-
-
-async def fetch_tool_list(
-    config: ServerConfig, timeouts: Defaults, placeholders: Placeholders
-) -> list[dict[str, Any]]:
-    """A backend's own tools/list (every page), as MCP JSON objects: what harvest records."""
-    target = Backend(config, timeouts, placeholders, time.monotonic)._target()
-    placeholders.data_dir.mkdir(parents=True, exist_ok=True)
-    tools: list[dict[str, Any]] = []
-    limit = timeouts.startup_timeout_s + timeouts.call_timeout_s
-    try:
-        with anyio.fail_after(limit):
-            client_target = http_endpoint.connect(target) if isinstance(target, str) else target
-            async with Client(client_target, mode=BACKEND_CONNECT_MODE) as client:
-                cursor = None
-                while True:
-                    page = await client.list_tools(cursor=cursor)
-                    tools.extend(
-                        tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools
-                    )
-                    cursor = page.next_cursor
-                    if not cursor:
-                        return tools
-    except TimeoutError:
-        raise BackendTimeoutError(
-            f"backend {config.name!r} did not list its tools within {limit:g} s"
-        ) from None
-    except Exception as exc:
-        raise BackendError(
-            f"backend {config.name!r} could not list its tools: {describe_failure(exc)}"
-        ) from exc
