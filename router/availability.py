@@ -43,8 +43,7 @@ def server_problem(server: ServerConfig, environ: Mapping[str, str] = os.environ
         return f"not installed: its program {server.command!r} is not found{install}"
     if server.url is not None and not _listening(server.url):
         return f"not running: nothing listens at {server.url}{install}"
-    texts = [*server.args, *server.env.values(), server.url or "", *server.headers.values()]
-    unset = env_references.unset_names(texts, environ)
+    unset = env_references.unset_names(server.templated_texts, environ)
     if unset:
         return f"not configured: needs {', '.join(unset)} set in the router's environment"
     return None
@@ -74,7 +73,7 @@ def unavailable_servers(
 def _listening(url: str) -> bool:
     parsed = urlsplit(url)
     host = parsed.hostname or ""
-    if host != "localhost" and not _is_loopback(host):
+    if not is_loopback(host):
         return True
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
@@ -84,7 +83,10 @@ def _listening(url: str) -> bool:
         return False
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """'localhost' or a loopback address: a host only this machine reaches."""
+    if host == "localhost":
+        return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:

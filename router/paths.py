@@ -58,9 +58,7 @@ def default_db_path() -> Path:
     user's data directory: never a stray file in whatever directory a command runs in."""
     if CHECKOUT_ROOT is not None:
         return CHECKOUT_ROOT / DEFAULT_DB_NAME
-    directory = user_data_dir()
-    directory.mkdir(parents=True, exist_ok=True)  # a fresh user has none yet
-    return directory / DEFAULT_DB_NAME
+    return user_data_dir() / DEFAULT_DB_NAME
 
 
 def resolve_db_path(cli_value: str | os.PathLike[str] | None) -> Path:
@@ -70,7 +68,9 @@ def resolve_db_path(cli_value: str | os.PathLike[str] | None) -> Path:
     env_value = os.environ.get(DB_ENV_VAR)
     if env_value:
         return Path(env_value)
-    return default_db_path()
+    path = default_db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)  # a fresh user has no data directory yet
+    return path
 
 
 def user_servers_file() -> Path:

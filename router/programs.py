@@ -6,6 +6,7 @@ there first. In a checkout, the Node packages `make install` puts in .npm-tools 
 Nothing else is special: a user's own servers are found on PATH, or by absolute path.
 """
 
+import functools
 import os
 import shutil
 import sysconfig
@@ -14,6 +15,7 @@ from pathlib import Path
 from router.paths import CHECKOUT_ROOT
 
 
+@functools.cache  # neither changes while the process runs; resolve_command asks per server
 def program_search_dirs() -> tuple[Path, ...]:
     """Directories looked in before PATH, in order."""
     dirs = [Path(sysconfig.get_path("scripts"))]

@@ -22,7 +22,7 @@ from router.catalog.harvest import HarvestReport, merge, new_seed, write_checked
 from router.servers import ServerConfig
 
 SERVER_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
-OTHER_SERVERS_TOOLS_SQL = "SELECT name FROM tools WHERE server <> :server"
+CATALOG_TOOLS_SQL = "SELECT server, name FROM tools"
 
 
 def server_name(client_name: str) -> str:
@@ -45,21 +45,28 @@ class SetupOutcome:
         return f"added {self.server}: {self.tools} tools{prefixed}"
 
 
-def taken_tool_names(conn: apsw.Connection, server: str, seed_dirs: list[Path]) -> set[str]:
-    """Catalog names other servers' tools have, or will have on the next load: the catalog's
-    rows and every seed's (a seed of `server` itself is being replaced)."""
-    taken = {str(name) for (name,) in conn.execute(OTHER_SERVERS_TOOLS_SQL, {"server": server})}
+def tool_names_by_server(conn: apsw.Connection, seed_dirs: list[Path]) -> dict[str, set[str]]:
+    """Server → the catalog names its tools have, or will have on the next load: the
+    catalog's rows and every seed's. Read once for all the servers an import sets up."""
+    names: dict[str, set[str]] = {}
+    for server, name in conn.execute(CATALOG_TOOLS_SQL):
+        names.setdefault(str(server), set()).add(str(name))
     for directory in seed_dirs:
         for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
             try:
                 seed = json.loads(path.read_text(encoding="utf-8"))
-                if seed.get("server") == server:
-                    continue
                 prefix = seed.get("toolPrefix", "")
-                taken |= {prefix + tool["name"] for tool in seed.get("tools", []) if isinstance(tool, dict)}
+                names.setdefault(str(seed.get("server")), set()).update(
+                    prefix + tool["name"] for tool in seed.get("tools", []) if isinstance(tool, dict)
+                )
             except (OSError, ValueError, TypeError, KeyError, AttributeError):
                 continue  # the catalog load reports an unreadable seed
-    return taken
+    return names
+
+
+def taken_tool_names(names_by_server: dict[str, set[str]], server: str) -> set[str]:
+    """The names other servers' tools take (a seed of `server` itself is being replaced)."""
+    return set().union(*(names for other, names in names_by_server.items() if other != server))
 
 
 def choose_prefix(tool_names: list[str], taken: set[str], server: str, wanted: str | None) -> str:

@@ -65,6 +65,11 @@ class ServerConfig(BaseModel):
     def transport(self) -> Literal["stdio", "http"]:
         return "stdio" if self.command is not None else "http"
 
+    @property
+    def templated_texts(self) -> list[str]:
+        """Every value placeholders (${WORKSPACE}, ${DATA_DIR}, ${env:NAME}) are expanded in."""
+        return [*self.args, *self.env.values(), self.url or "", *self.headers.values()]
+
 
 class ServersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")

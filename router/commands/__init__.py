@@ -1,25 +1,29 @@
 """One module per CLI subcommand group; see router.cli.COMMAND_MODULES."""
 
 import argparse
+import functools
 from pathlib import Path
 
 from router.paths import DB_ENV_VAR, SERVERS_ENV_VAR, SHIPPED_SERVERS_FILE, default_db_path, user_servers_file
 
 
-def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help=f"SQLite file (default: ${DB_ENV_VAR}, else {default_db_path()})",
+@functools.cache
+def _db_help() -> str:
+    # worked out once per process, though a dozen subcommands take --db
+    return f"SQLite file (default: ${DB_ENV_VAR}, else {default_db_path()})"
+
+
+@functools.cache
+def _servers_help() -> str:
+    return (
+        f"a servers file; repeat to layer several, later winning (default: ${SERVERS_ENV_VAR}, "
+        f"else {SHIPPED_SERVERS_FILE} then {user_servers_file()} if it exists)"
     )
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="PATH", help=_db_help())
 
 
 def add_servers_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--servers",
-        metavar="FILE",
-        type=Path,
-        action="append",
-        help=f"a servers file; repeat to layer several, later winning (default: ${SERVERS_ENV_VAR}, "
-        f"else {SHIPPED_SERVERS_FILE} then {user_servers_file()} if it exists)",
-    )
+    parser.add_argument("--servers", metavar="FILE", type=Path, action="append", help=_servers_help())

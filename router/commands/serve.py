@@ -1,7 +1,6 @@
 """`context-router serve`: the MCP facade over stdio (default) or Streamable HTTP."""
 
 import argparse
-import ipaddress
 import logging
 import os
 import sys
@@ -11,6 +10,7 @@ import anyio
 import apsw
 
 from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
+from router.availability import is_loopback
 from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
 from router.paths import resolve_db_path, servers_files, user_servers_file
@@ -68,15 +68,6 @@ def parse_http_address(value: str) -> tuple[str, int]:
     return host, port
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _check_startup(options) -> None:
     """Fail before serving, with a clear message, on a database or servers.toml that cannot
     work: the database must open, be current, and take a write (every call writes the audit)."""
@@ -100,16 +91,16 @@ def _check_startup(options) -> None:
 
 def ready_lines(options, listening: str) -> list[str]:
     """What serve says on stderr once it is about to serve: a first look for a new user."""
-    from router.availability import Availability
+    from router.availability import CATALOG_SERVERS_SQL, unavailable_servers
     from router.db import catalog_size, connect
 
     conn = connect(options.db_path)
     try:
         tools = catalog_size(conn)
-        servers = [name for (name,) in conn.execute("SELECT name FROM servers ORDER BY name")]
-        unavailable = Availability().unavailable(conn, options.servers)
+        servers = [name for (name,) in conn.execute(CATALOG_SERVERS_SQL)]
     finally:
         conn.close()
+    unavailable = unavailable_servers(options.servers, servers)
     callable_servers = [name for name in servers if name not in unavailable]
     role = options.role.name if options.role is not None else "named by each request"
     lines = [
@@ -161,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     options.adopts_orphans = become_subreaper()
     if args.http:
         host, port = parse_http_address(args.http)
-        if not _is_loopback(host):
+        if not is_loopback(host):
             print(
                 f"context-router serve: warning: listening on {host}, not loopback; anyone who "
                 "can reach it can call your backends",

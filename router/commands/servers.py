@@ -27,6 +27,7 @@ from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders, default_data_dir
 from router.paths import (
     SEEDS_DIR,
+    SERVERS_ENV_VAR,
     SHIPPED_SERVERS_FILE,
     resolve_db_path,
     servers_files,
@@ -38,6 +39,7 @@ from router.server_setup import (
     choose_prefix,
     server_name,
     taken_tool_names,
+    tool_names_by_server,
     write_user_seed,
 )
 from router.servers import ServerConfig, load_servers
@@ -136,7 +138,7 @@ def _writable_layer(cli_servers: list[Path] | None) -> tuple[Path, list[Path]]:
     """The file add/import/remove write (the user's servers file, or the top --servers layer
     that is not the shipped one) and the layers below it."""
     layers = servers_files(cli_servers)
-    if cli_servers or os.environ.get("CONTEXT_ROUTER_SERVERS"):
+    if cli_servers or os.environ.get(SERVERS_ENV_VAR):
         if layers[-1].resolve() == SHIPPED_SERVERS_FILE.resolve():
             raise RouterError(
                 "the top servers layer is the shipped configs/servers.toml: name your own file last"
@@ -159,6 +161,7 @@ def setup_servers(
     outcomes: list[SetupOutcome] = []
     taken: set[str] = set()
     try:
+        names_by_server = tool_names_by_server(conn, [SEEDS_DIR, user_seeds_dir()])
         for server, source, messages in candidates:
             outcome = SetupOutcome(server.name, messages=messages)
             outcomes.append(outcome)
@@ -168,7 +171,7 @@ def setup_servers(
                 outcome.error = f"{exc} (not added)"
                 continue
             names = [str(tool.get("name")) for tool in tools]
-            others = taken_tool_names(conn, server.name, [SEEDS_DIR, user_seeds_dir()]) | taken
+            others = taken_tool_names(names_by_server, server.name) | taken
             outcome.prefix = choose_prefix(names, others, server.name, args.tool_prefix)
             try:
                 write_user_seed(

@@ -60,8 +60,7 @@ def backend_target(server: ServerConfig, data_dir: str) -> dict[str, Any]:
 def needs_environment(server: ServerConfig) -> bool:
     """A server whose declaration reads ${env:NAME} (a secret, a local path) is left out: the
     router expands those from its own environment, and a gateway has no such placeholder."""
-    texts = [*server.args, *server.env.values(), server.url or "", *server.headers.values()]
-    return bool(env_references.referenced_names(texts))
+    return bool(env_references.referenced_names(server.templated_texts))
 
 
 def gateway_config(inputs: ConfigInputs, data_dir: str = DEFAULT_GATEWAY_DATA_DIR) -> dict[str, Any]:

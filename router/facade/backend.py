@@ -9,7 +9,6 @@ counts as a failure for the circuit breaker.
 """
 
 import logging
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Protocol
@@ -117,13 +116,16 @@ class Backend:
         run = self._run
         return run.process.pid if run is not None and run.process is not None else None
 
+    @property
+    def _where(self) -> str:
+        """Where a placeholder error points the user."""
+        return f"servers.toml [servers.{self.name}]"
+
     def check_placeholders(self) -> None:
         """Expand every placeholder once, so a typo is reported when the router starts."""
-        where = f"servers.toml [servers.{self.name}]"
-        config = self.config
-        for text in [*config.args, *config.env.values(), config.url or "", *config.headers.values()]:
+        for text in self.config.templated_texts:
             with suppress(UnsetVariableError):  # said when the server is searched or called
-                self.placeholders.expand(text, where)
+                self.placeholders.expand(text, self._where)
 
     @property
     def running(self) -> bool:
@@ -134,7 +136,7 @@ class Backend:
         return self._start_lock.locked()
 
     def _target(self) -> StdioServerParameters | str:
-        where = f"servers.toml [servers.{self.name}]"
+        where = self._where
         if self.config.url is not None:
             return HttpEndpoint.of(self.config, lambda text: self.placeholders.expand(text, where))
         program = resolve_command(self.config.command or "")
@@ -144,12 +146,13 @@ class Backend:
                 f"backend {self.name!r} cannot start: program {self.config.command!r} was not "
                 f"found in {', '.join(map(str, program_search_dirs()))} or PATH; install it: {install}"
             )
+        # the process gets the SDK's default environment (PATH, HOME, ...) under these
+        # (backend_session.backend_process)
         env = {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
-        base_env = {"PATH": os.environ.get("PATH", "")}
         return StdioServerParameters(
             command=program,
             args=[self.placeholders.expand(a, where) for a in self.config.args],
-            env=base_env | env,
+            env=env,
             cwd=str(self.placeholders.workspace),
         )
 
