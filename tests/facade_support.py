@@ -17,6 +17,7 @@ from router.db import connect
 from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders
 from router.jsonrpc_lines import LineClient
+from router.process_start import process_running
 from router.servers import load_servers
 from tests.db_rows import rows
 from tests.project import NPM_BIN, PROJECT_ROOT  # noqa: F401 - re-exported to the facade tests
@@ -183,17 +184,8 @@ def call_log(state_dir: Path) -> list[str]:
     return path.read_text(encoding="utf-8").split()[0::2] if path.exists() else []
 
 
-def alive(pid: int) -> bool:
-    """Is the process running? A zombie (exited, not yet reaped) counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+# Is the process running? A zombie (exited, not yet reaped) counts as gone.
+alive = process_running
 
 
 HANGS_TOOL = {

@@ -9,12 +9,12 @@ if nothing was sent, else every request at its reported, looked-up or worst-case
 import os
 import socket
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import apsw
 
 from router.clock import utc_now_and_after, utc_now_iso
+from router.process_start import process_running
 
 HOST = socket.gethostname()
 
@@ -54,24 +54,6 @@ class SentRequest:
     cost: int | None
 
 
-def process_alive(pid: int) -> bool:
-    """Whether a process on this host is running (a zombie, killed but not yet reaped, is not)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if Path("/proc/self/stat").exists():
-        try:
-            # the state follows the parenthesised command name, which may itself hold spaces
-            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-        except (OSError, IndexError):
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def lease_expiry(seconds: float) -> str:
     return utc_now_and_after(seconds)[1]
 
@@ -91,7 +73,7 @@ def dead_calls(conn: apsw.Connection) -> list[DeadCall]:
             continue
         if expires is None or expires <= now:
             why = f"its lease ran out ({expires or 'never taken'})"
-        elif host == HOST and not process_alive(pid):
+        elif host == HOST and not process_running(pid):
             why = f"its process {pid} is gone"
         else:
             continue

@@ -326,10 +326,12 @@ async def stop_process(running: BackendProcess) -> None:
     process_tree.signal_group(process.pid, signal.SIGKILL)
     process_tree.signal_all(members[1:], signal.SIGKILL)
     if running.tag:
-        await anyio.to_thread.run_sync(_kill_orphans, running.tag)
+        await anyio.to_thread.run_sync(kill_orphans, running.tag)
 
 
-def _kill_orphans(tag: str) -> None:
+def kill_orphans(tag: str | None) -> None:
+    """Kill and reap the orphans tagged with one backend start (None: with any), sparing the
+    backends still running."""
     exclude = set(LIVE_BACKEND_PIDS)
     process_tree.kill_and_reap(process_tree.tagged_orphans(tag, exclude), exclude)
 

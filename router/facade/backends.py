@@ -20,9 +20,7 @@ from router.facade.backend import Backend, BackendSession
 from router.facade.backend_errors import (
     BackendError,
 )
-from router.facade.backend_session import (
-    LIVE_BACKEND_PIDS,
-)
+from router.facade.backend_session import LIVE_BACKEND_PIDS, kill_orphans
 from router.facade.breaker import BreakerPolicy
 from router.facade.placeholders import Placeholders
 from router.servers import ServersConfig
@@ -55,21 +53,25 @@ class BackendPool:
         # `serve` made this process a child subreaper: orphans of backends become its children,
         # and the exited ones are reaped here (never in a process with other children)
         self.adopts_orphans = adopts_orphans
-        # what a started audit row's deadline allows any call; the config never changes while
-        # the router runs, so it is worked out once, not on every call
+        # what a started audit row's deadline allows any call: worked out when the config is
+        # taken (here and in apply), not on every call
         self.longest_call_s = servers.longest_call_s()
-        self.backends = {
-            name: Backend(server, servers.timeouts(server), placeholders, clock)
-            for name, server in servers.servers.items()
-        }
-        for backend in self.backends.values():
-            backend.check_placeholders()
-            backend.on_started = self._started
+        self.backends = self._build(servers)
         self._task_group: anyio.abc.TaskGroup | None = None
         # called after any backend starts (the rug-pull check: router/facade/backend_watch.py)
         self.on_started: Callable[[Backend, BackendSession], Awaitable[None]] | None = None
         # servers a background wake was started for and has not finished
         self._waking: set[str] = set()
+
+    def _build(self, servers: ServersConfig) -> dict[str, Backend]:
+        """A Backend per declared server, its placeholders checked (a typo is said now)."""
+        backends = {}
+        for name, server in servers.servers.items():
+            backend = Backend(server, servers.timeouts(server), self.placeholders, self.clock)
+            backend.check_placeholders()
+            backend.on_started = self._started
+            backends[name] = backend
+        return backends
 
     def get(self, server: str) -> Backend | None:
         return self.backends.get(server)
@@ -99,12 +101,7 @@ class BackendPool:
         """Take a changed servers config while running: new servers are callable at once,
         removed ones are stopped, changed ones are stopped and start again, as declared now,
         on their next call (never two processes at once: the new start waits for the old)."""
-        updated = {}
-        for name, server in servers.servers.items():
-            backend = Backend(server, servers.timeouts(server), self.placeholders, self.clock)
-            backend.check_placeholders()  # a typo refuses the whole change, before anything stops
-            backend.on_started = self._started
-            updated[name] = backend
+        updated = self._build(servers)  # a typo refuses the whole change, before anything stops
         for name, old in self.backends.items():
             new = updated.get(name)
             if new is not None and new.config == old.config and new.timeouts == old.timeouts:
@@ -131,7 +128,7 @@ class BackendPool:
             for backend in self.backends.values():
                 await backend.wait_stopped()
             # orphans of this router's backends, adopted as subreaper, go with it
-            await anyio.to_thread.run_sync(_kill_adopted_orphans)
+            await anyio.to_thread.run_sync(kill_orphans, None)
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(*exc_info)
 
@@ -186,8 +183,3 @@ class BackendPool:
                 if backend.running and backend.in_flight == 0 and idle_for >= backend.timeouts.idle_stop_s:
                     logger.info("stopping idle backend %s after %.1f s", backend.name, idle_for)
                     backend.stop()
-
-
-def _kill_adopted_orphans() -> None:
-    exclude = set(LIVE_BACKEND_PIDS)
-    process_tree.kill_and_reap(process_tree.tagged_orphans(None, exclude), exclude)

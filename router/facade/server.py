@@ -88,12 +88,13 @@ class RouterState:
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
         source = self.options.servers_source
-        changed = source.changed() if source is not None else None
-        if changed is None:
+        if source is None:
             return
         try:
-            self.pool.apply(changed)
-        except RouterError as exc:
+            changed = source.changed()
+            if changed is not None:
+                self.pool.apply(changed)
+        except RouterError as exc:  # a file that does not load, or a placeholder typo in it
             logger.warning("servers config changed but was not applied (the previous one stays): %s", exc)
 
 

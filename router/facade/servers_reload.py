@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from router.errors import RouterError
 from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
@@ -56,7 +55,9 @@ class ServersSource:
         self._checked_at = self.clock()
 
     def changed(self) -> ServersConfig | None:
-        """The config, read again, when its files changed since the last look; else None."""
+        """The config, read again, when its files changed since the last look; else None.
+        A changed file that does not load raises (RouterError) and is not read again until
+        it changes once more."""
         now = self.clock()
         if now - self._checked_at < CHECK_INTERVAL_S:
             return None
@@ -65,8 +66,4 @@ class ServersSource:
         if signature == self._signature:
             return None
         self._signature = signature  # a file that fails to load is not read again until it changes
-        try:
-            return self.load()
-        except RouterError as exc:
-            logger.warning("servers config changed but was not applied (the previous one stays): %s", exc)
-            return None
+        return self.load()
