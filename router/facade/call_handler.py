@@ -30,12 +30,14 @@ from router.facade.definitions import (
 )
 from router.facade.handlers import (
     MAX_ARGUMENT_ERRORS,
-    MAX_CACHED_TARGETS,
     FacadeContext,
     ToolCallError,
-    _elapsed_ms,
-    _parse,
+    elapsed_ms,
+    parse_arguments,
 )
+
+# Call targets kept per connection before the cache starts over (a model calls a few tools).
+MAX_CACHED_TARGETS = 1024
 
 CALL_TARGET = """
 SELECT name, server, backend_name, input_schema, mutating, read_only_source, arg_validator,
@@ -213,7 +215,7 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     error: str | None = "cancelled before the backend answered"
     read_only_source: str | None = None
     try:
-        parsed = _parse(CallToolArgs, CALL_TOOL, args)
+        parsed = parse_arguments(CallToolArgs, CALL_TOOL, args)
         tool = await ctx.db.read(_lookup, parsed.toolName)
         name, server = tool["name"], tool["server"]
         read_only_source = tool["read_only_source"]
@@ -248,7 +250,7 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
             audit.finish,
             row_id,
             outcome=outcome,
-            latency_ms=_elapsed_ms(started),
+            latency_ms=elapsed_ms(started),
             error=error,
             read_only_source=read_only_source,
         )

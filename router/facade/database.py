@@ -44,6 +44,16 @@ QUEUED_WRITE_GRACE_S = 5.0
 Result = TypeVar("Result")
 
 
+# What no retry cures: the file is full, read-only, unreadable, cannot be opened or is damaged.
+UNUSABLE_FILE_ERRORS = (
+    apsw.FullError,
+    apsw.ReadOnlyError,
+    apsw.IOError,
+    apsw.CantOpenError,
+    apsw.CorruptError,
+)
+
+
 class DatabaseBusyError(RouterError):
     """Another process held the write lock for longer than this work may wait."""
 
@@ -117,15 +127,7 @@ class FacadeDatabase:
     def _on_loop(self, work: Callable[..., Result], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Result:
         try:
             return work(self.conn, *args, **kwargs)
-        except apsw.BusyError:
-            raise
-        except (
-            apsw.FullError,
-            apsw.ReadOnlyError,
-            apsw.IOError,
-            apsw.CantOpenError,
-            apsw.CorruptError,
-        ) as exc:
+        except UNUSABLE_FILE_ERRORS as exc:
             raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
 
     async def _in_worker(
@@ -145,7 +147,7 @@ class FacadeDatabase:
                 except apsw.BusyError:
                     if wait_s is not None:
                         raise
-                except (apsw.FullError, apsw.ReadOnlyError, apsw.IOError, apsw.CorruptError) as exc:
+                except UNUSABLE_FILE_ERRORS as exc:
                     raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
 
         try:

@@ -7,7 +7,6 @@ reads, its `outcome` what the audit row says); the server turns it into an MCP t
 """
 
 import functools
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,8 +37,6 @@ from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
 MAX_ARGUMENT_ERRORS = 5
-# Call targets kept per connection before the cache starts over (a model calls a few tools).
-MAX_CACHED_TARGETS = 1024
 
 
 class ToolCallError(RouterError):
@@ -60,7 +57,6 @@ class FacadeContext:
     role: Role
     session_id: str
     pool: BackendPool
-    breaker_policy: breaker.BreakerPolicy = field(default_factory=breaker.BreakerPolicy)
     # unix seconds; tests move it instead of sleeping through the breaker's open window
     now: Callable[[], float] = unix_now
     # start a sleeping backend when search returns its tools, so the call skips the cold start
@@ -68,8 +64,13 @@ class FacadeContext:
     # which servers cannot be called here (not installed, switched off, ...): one per process
     availability: Availability = field(default_factory=Availability)
 
+    @property
+    def breaker_policy(self) -> breaker.BreakerPolicy:
+        """The servers config's breaker settings (it may change while the router runs)."""
+        return self.pool.breaker_policy
 
-def _parse(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
+
+def parse_arguments(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
     try:
         return model.model_validate(args if args is not None else {})
     except ValidationError as exc:
@@ -77,7 +78,7 @@ def _parse(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
         raise ToolCallError(f"bad arguments to {meta_tool}: {problems}", audit.INVALID_ARGUMENTS) from None
 
 
-def _elapsed_ms(started: float) -> float:
+def elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
@@ -96,19 +97,20 @@ class _CatalogCallRecord:
     """What a catalog-only call learns while it runs and its audit row needs."""
 
     target: str | None = None
+    # servers to start in the background once the answer is given (search only)
+    wake: list[str] = field(default_factory=list)
 
 
 Answer = Callable[[apsw.Connection, FacadeContext, Any, _CatalogCallRecord], dict[str, Any]]
 
 
 async def _audited_catalog_call(
-    ctx: FacadeContext, meta_tool: str, args: Any, answer: Answer
+    ctx: FacadeContext, meta_tool: str, args: Any, answer: Answer, record: _CatalogCallRecord
 ) -> dict[str, Any]:
     """One finished audit row per search or inspect, whatever the outcome: these answer from
     the catalog alone, so there is nothing to interrupt and no 'started' row is needed, and
     the row is queued rather than waited for when another process holds the write lock."""
     started = time.perf_counter()
-    record = _CatalogCallRecord()
     outcome, error = audit.OK, None
     try:
         return await ctx.db.read(answer, ctx, args, record)
@@ -127,25 +129,23 @@ async def _audited_catalog_call(
             target=record.target,
             arguments=args,
             outcome=outcome,
-            latency_ms=_elapsed_ms(started),
+            latency_ms=elapsed_ms(started),
             error=error,
         )
 
 
 async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
-    result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer)
-    for server in result.pop(_WAKE_KEY, []):
+    record = _CatalogCallRecord()
+    result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer, record)
+    for server in record.wake:
         ctx.pool.wake_in_background(server, on_failure=functools.partial(record_process_failure, ctx, server))
     return result
 
 
-_WAKE_KEY = "_wake"
-
-
 def _search_answer(
-    conn: apsw.Connection, ctx: FacadeContext, args: Any, _record: _CatalogCallRecord
+    conn: apsw.Connection, ctx: FacadeContext, args: Any, record: _CatalogCallRecord
 ) -> dict[str, Any]:
-    parsed = _parse(SearchToolsArgs, SEARCH_TOOLS, args)
+    parsed = parse_arguments(SearchToolsArgs, SEARCH_TOOLS, args)
     try:
         hits = _run_search(conn, ctx, parsed)
     except QueryError as exc:
@@ -165,7 +165,7 @@ def _search_answer(
         result["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
     callable_hits = [entry["name"] for entry in tools if entry.get("available", True)]
     if ctx.wake_on_search and callable_hits:
-        result[_WAKE_KEY] = _servers_to_wake(conn, callable_hits)
+        record.wake = _servers_to_wake(conn, callable_hits[0])
     return result
 
 
@@ -195,28 +195,27 @@ SERVERS_OF_TOOLS = """
 SELECT DISTINCT c.server
 FROM v_callable c
 LEFT JOIN backend_breaker b ON b.server = c.server
-WHERE c.name IN (SELECT value FROM json_each(:names)) AND coalesce(b.consecutive_failures, 0) = 0
+WHERE c.name = :name AND coalesce(b.consecutive_failures, 0) = 0
 """
 
 
-def _servers_to_wake(conn: apsw.Connection, names: list[str]) -> list[str]:
+def _servers_to_wake(conn: apsw.Connection, best_hit: str) -> list[str]:
     """The best hit's backend only: waking every hit's server would start processes a
     model never calls."""
-    rows = conn.execute(SERVERS_OF_TOOLS, {"names": json.dumps(names[:1])}).fetchall()
-    return [str(server) for (server,) in rows]
+    return [str(server) for (server,) in conn.execute(SERVERS_OF_TOOLS, {"name": best_hit})]
 
 
 # --- mcp_inspect_schema -------------------------------------------------------------------
 
 
 async def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
-    return await _audited_catalog_call(ctx, INSPECT_SCHEMA, args, _inspect_answer)
+    return await _audited_catalog_call(ctx, INSPECT_SCHEMA, args, _inspect_answer, _CatalogCallRecord())
 
 
 def _inspect_answer(
     conn: apsw.Connection, _ctx: FacadeContext, args: Any, record: _CatalogCallRecord
 ) -> dict[str, Any]:
-    parsed = _parse(InspectSchemaArgs, INSPECT_SCHEMA, args)
+    parsed = parse_arguments(InspectSchemaArgs, INSPECT_SCHEMA, args)
     record.target = parsed.toolName
     try:
         return inspect_tool(conn, parsed.toolName)

@@ -165,7 +165,6 @@ def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
         role=role,
         session_id=session_id,
         pool=state.pool,
-        breaker_policy=state.pool.breaker_policy,
         now=state.options.now,
         wake_on_search=state.options.wake_on_search,
         availability=state.availability,

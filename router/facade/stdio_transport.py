@@ -144,8 +144,8 @@ async def _next_line(stream: asyncio.StreamReader) -> bytes | UnreadableMessage 
         return await stream.readuntil(b"\n")
     except asyncio.IncompleteReadError as end:
         return end.partial or None  # a last message may lack its newline
-    except asyncio.LimitOverrunError as too_long:
-        await _discard_line(stream, too_long.consumed)
+    except asyncio.LimitOverrunError:
+        await _discard_line(stream)
         return UnreadableMessage(
             types.PARSE_ERROR,
             f"Parse error: request line longer than {MAX_LINE_BYTES} bytes (one JSON-RPC message "
@@ -153,21 +153,22 @@ async def _next_line(stream: asyncio.StreamReader) -> bytes | UnreadableMessage 
         )
 
 
-async def _discard_line(stream: asyncio.StreamReader, buffered: int) -> bytes:
-    head = await stream.read(min(buffered, 256))
+async def _discard_line(stream: asyncio.StreamReader) -> None:
+    """Read the rest of an over-long line, its newline included, without keeping it."""
     while True:
         try:
             await stream.readuntil(b"\n")
-            return head
+            return
         except asyncio.LimitOverrunError as more:
             await stream.read(more.consumed)
         except asyncio.IncompleteReadError:
-            return head
+            return
 
 
 class _PipeReadStream:
-    """What the SDK's server reads: each line parsed into a message (or the parse error, which
-    the SDK answers), straight from the pipe in the reading task; no relay task between."""
+    """What the SDK's server reads: each line parsed into a message, or what made it unreadable
+    (which _AnsweringReadStream answers), straight from the pipe in the reading task; no relay
+    task between."""
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self._stream = stream
