@@ -7,6 +7,7 @@ import sys
 import pytest
 from jsonschema import Draft202012Validator
 
+from router.catalog.harvest import HarvestReport, merge
 from router.catalog.load import load_catalog, read_seed_dir
 from router.catalog.search import search
 from router.db import query_dicts
@@ -423,3 +424,23 @@ def test_cli_catalog_success_and_error_exit_codes(tmp_path, seed_copy):
     assert bad.returncode == 2
     assert "time.json" in bad.stderr and "field server" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_harvest_keeps_a_read_only_review_like_triggers_and_boost():
+    # the review is the router's, not the server's: a live definition without it is unchanged,
+    # and an accepted change keeps it (else every reviewed tool would read as changed, and
+    # accepting would drop the review and make the tool mutating again)
+    seed = json.loads((SEEDS_DIR / "adb.json").read_text())
+    reviewed = next(tool for tool in seed["tools"] if "router" in tool)
+    live = {k: v for k, v in reviewed.items() if k not in ("triggers", "boost", "router")}
+    report = HarvestReport(SEEDS_DIR / "adb.json")
+    merged = merge({"tools": [reviewed]}, [live], False, report)
+    assert report.unchanged == [reviewed["name"]] and report.changed == {}
+    assert merged["tools"] == [reviewed]
+
+    changed_live = live | {"description": "a newer description"}
+    report = HarvestReport(SEEDS_DIR / "adb.json")
+    merged = merge({"tools": [reviewed]}, [changed_live], True, report)
+    assert report.changed == {reviewed["name"]: ["description"]}
+    assert merged["tools"][0]["router"] == reviewed["router"]
+    assert merged["tools"][0]["description"] == "a newer description"

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from router.catalog.models import SeedFile
+from router.catalog.models import ROUTER_FIELDS, SeedFile
 from router.errors import SeedError
 from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders
@@ -25,8 +25,6 @@ from router.files import write_atomically
 from router.hashing import content_hash
 from router.servers import ServerConfig, ServersConfig
 from router.validation import first_field_error
-
-ROUTER_FIELDS = ("triggers", "boost")
 
 
 @dataclass
@@ -57,7 +55,8 @@ class HarvestReport:
             )
         if self.flagged:
             out.append(
-                "  rerun with --accept-changed to take the live definitions (triggers and boost are kept)"
+                "  rerun with --accept-changed to take the live definitions (triggers, boost and "
+                "read-only reviews are kept)"
             )
         return out
 

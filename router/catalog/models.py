@@ -30,8 +30,9 @@ SERVER_NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_\-]{0,31}$"
 MAX_TRIGGER_CHARS = 80
 MAX_BOOST_CHARS = 40
-# the MCP fields of a tool that are the router's own, not the server's
-ROUTER_FIELDS = {"triggers", "boost", "router"}
+# the fields of a seed's tool that are the router's own, not the server's (in the order a
+# harvest writes them back after the server's own fields)
+ROUTER_FIELDS = ("triggers", "boost", "router")
 
 ReadOnlySource = Literal["server", "router-review", "default-mutating"]
 
@@ -163,7 +164,7 @@ class CatalogTool(BaseModel):
 
     def mcp_definition(self) -> dict[str, Any]:
         """The tool as the backend lists it (router fields removed)."""
-        return self.model_dump(by_alias=True, exclude_none=True, exclude=ROUTER_FIELDS)
+        return self.model_dump(by_alias=True, exclude_none=True, exclude=set(ROUTER_FIELDS))
 
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--accept-changed",
         action="store_true",
-        help="take changed definitions and drop vanished tools (triggers and boost kept)",
+        help="take changed definitions and drop vanished tools (triggers, boost and reviews kept)",
     )
     parser.set_defaults(handler=run)
 
