@@ -98,7 +98,7 @@ class CatalogTool(BaseModel):
     ) -> dict[str, Any] | None:
         if schema is None or _lenient(info):
             return schema
-        problem = _schema_problem(schema)
+        _, problem = _checked_schema(schema)
         if problem is not None:
             raise ValueError(problem)
         return schema
@@ -112,14 +112,11 @@ class CatalogTool(BaseModel):
 
     @model_validator(mode="after")
     def _drafts_and_warnings(self, info: ValidationInfo) -> "CatalogTool":
-        problem = _schema_problem(self.inputSchema)
-        if problem is None:
-            self._arg_validator, _ = schema_drafts.check(self.inputSchema)
-        else:
-            self._arg_validator = schema_drafts.UNCHECKED
+        self._arg_validator, problem = _checked_schema(self.inputSchema)
+        if problem is not None:
             self._warnings.append(f"inputSchema {problem}: loaded with its arguments unchecked")
         if self.outputSchema is not None:
-            problem = _schema_problem(self.outputSchema)
+            _, problem = _checked_schema(self.outputSchema)
             if problem is not None:
                 self._warnings.append(f"outputSchema {problem}: kept as the server gives it")
         return self
@@ -167,11 +164,11 @@ class CatalogTool(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, exclude=set(ROUTER_FIELDS))
 
 
-def _schema_problem(schema: dict[str, Any]) -> str | None:
+def _checked_schema(schema: dict[str, Any]) -> tuple[str, str | None]:
+    """(the draft its arguments are checked under, None), else (UNCHECKED, what is wrong)."""
     if schema.get("type") != "object":
-        return 'must be a JSON Schema with "type": "object"'
-    _, problem = schema_drafts.check(schema)
-    return problem
+        return schema_drafts.UNCHECKED, 'must be a JSON Schema with "type": "object"'
+    return schema_drafts.check(schema)
 
 
 def _clean_phrases(values: list[str], max_chars: int, what: str) -> list[str]:

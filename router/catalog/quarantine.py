@@ -103,6 +103,8 @@ def check_server(
     transaction, with an audit row per newly quarantined tool."""
     report = CheckReport(server)
     live = {tool.get("name"): tool for tool in live_tools if isinstance(tool, dict)}
+    # hashed before the write lock is taken: validating each definition is the slow part
+    live_hashes = {name: live_definition_hash(raw) or "unreadable" for name, raw in live.items()}
     now = utc_now_iso()
     with immediate(conn):
         rows = [
@@ -117,7 +119,7 @@ def check_server(
         for row in rows:
             catalogued.add(row["backend_name"])
             raw = live.get(row["backend_name"])
-            live_hash = "" if raw is None else (live_definition_hash(raw) or "unreadable")
+            live_hash = "" if raw is None else live_hashes[row["backend_name"]]
             if live_hash == row["definition_hash"]:
                 if row["name"] in held:
                     conn.execute(RELEASE_SQL, {"tool": row["name"]})
