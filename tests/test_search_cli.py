@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import tiktoken
 
-from router.catalog.evaluation import mrr_at, ndcg_at, recall_at
+from router.catalog.evaluation import mrr_at, ndcg_at, read_query_file, recall_at
 from router.catalog.load import load_catalog
 from router.catalog.search import search
 from router.cli import main
@@ -234,3 +234,15 @@ def test_batch_exits_non_zero_only_when_the_file_cannot_be_read(files, db_path, 
     assert main(["search", "--db", str(db_path), "--batch", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "cannot read the queries file" in err and "Traceback" not in err
+
+
+def test_a_query_file_is_split_on_newlines_only(tmp_path):
+    # U+2028, U+2029 and U+0085 are valid inside a JSON string; str.splitlines would cut there
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"id": "a", "query": "list\u2028files\u0085now", "relevant": ["t"]}, ensure_ascii=False)
+        + "\n",
+        encoding="utf-8",
+    )
+    (line,) = read_query_file(queries, need_relevant=True)
+    assert line.query == "list\u2028files\u0085now" and line.relevant == ("t",)

@@ -13,11 +13,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import apsw
 
 from router.catalog.search import search
-from router.errors import QueryError
+from router.errors import QueryError, echo
 
 RANK_DEPTH = 10
 
@@ -29,10 +30,40 @@ class QueryLine:
     relevant: tuple[str, ...] = ()
 
 
+class QueryLineError(QueryError):
+    """A queries-file line that is not a query; `query_id` when the line has a usable one."""
+
+    def __init__(self, message: str, query_id: str | None = None) -> None:
+        super().__init__(message)
+        self.query_id = query_id
+
+
+def query_line(item: Any, seen: set[str], *, need_relevant: bool) -> QueryLine:
+    """One parsed line of a queries file as a query; `seen` holds the ids before it."""
+    if not isinstance(item, dict):
+        raise QueryLineError("expected an object with id and query")
+    raw_id, query = item.get("id"), item.get("query")
+    if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
+        raise QueryLineError("field id: expected a string or integer")
+    query_id = str(raw_id)
+    if not isinstance(query, str):
+        raise QueryLineError("field query: expected a string", query_id)
+    if query_id in seen:
+        raise QueryLineError(f"field id: {echo(query_id)} is used twice", query_id)
+    seen.add(query_id)
+    relevant = item.get("relevant", [])
+    if need_relevant and (
+        not isinstance(relevant, list) or not relevant or not all(isinstance(name, str) for name in relevant)
+    ):
+        raise QueryLineError("field relevant: expected a non-empty list of tool names", query_id)
+    return QueryLine(query_id, query, tuple(dict.fromkeys(relevant)))
+
+
 def read_query_file(path: Path, *, need_relevant: bool) -> list[QueryLine]:
-    """Every non-blank line of a queries file; a bad line is named by file and line."""
+    """Every non-blank line of a queries file; a bad line is named by file and line. Lines are
+    split on '\n' only: U+2028, U+2029 and U+0085 are valid inside a JSON string."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
     except (FileNotFoundError, IsADirectoryError):
         raise QueryError(f"{path}: file not found") from None
     out: list[QueryLine] = []
@@ -42,28 +73,11 @@ def read_query_file(path: Path, *, need_relevant: bool) -> list[QueryLine]:
             continue
         where = f"{path}: line {number}"
         try:
-            raw = json.loads(line)
+            out.append(query_line(json.loads(line), seen, need_relevant=need_relevant))
         except json.JSONDecodeError as exc:
             raise QueryError(f"{where}: invalid JSON: {exc.msg}") from None
-        if not isinstance(raw, dict):
-            raise QueryError(f"{where}: expected an object with id and query")
-        query_id, query = raw.get("id"), raw.get("query")
-        if not isinstance(query_id, (str, int)) or isinstance(query_id, bool):
-            raise QueryError(f"{where}: field id: expected a string or integer")
-        if not isinstance(query, str):
-            raise QueryError(f"{where}: field query: expected a string")
-        query_id = str(query_id)
-        if query_id in seen:
-            raise QueryError(f"{where}: field id: {query_id!r} is used twice")
-        seen.add(query_id)
-        relevant = raw.get("relevant", [])
-        if need_relevant and (
-            not isinstance(relevant, list)
-            or not relevant
-            or not all(isinstance(name, str) for name in relevant)
-        ):
-            raise QueryError(f"{where}: field relevant: expected a non-empty list of tool names")
-        out.append(QueryLine(query_id, query, tuple(dict.fromkeys(relevant))))
+        except QueryLineError as exc:
+            raise QueryError(f"{where}: {exc}") from None
     if not out:
         raise QueryError(f"{path}: no queries in file")
     return out

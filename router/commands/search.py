@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from router.availability import Availability
+from router.catalog.evaluation import QueryLineError, query_line
 from router.catalog.search import DEFAULT_LIMIT, check_limit, search
 from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option, add_servers_option
@@ -117,18 +118,12 @@ def batch_lines(conn, path: Path, *, profile: str | None, limit: int) -> Iterato
                 raise QueryError(f"invalid JSON ({exc.msg}): {_clip(text)!r}") from None
             if not isinstance(item, dict):
                 raise QueryError(f'expected an object {{"id", "query"}}: {_clip(text)!r}')
-            raw_id = item.get("id")
-            if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
-                raise QueryError("field id: expected a string or integer")
-            query_id = str(raw_id)
-            if query_id in seen:
-                raise QueryError(f"field id: {_clip(query_id)!r} is used twice")
-            seen.add(query_id)
-            query = item.get("query")
-            if not isinstance(query, str):
-                raise QueryError("field query: expected a string")
-            hits = search(conn, query, profile=profile, limit=limit, unavailable={})
+            line = query_line(item, seen, need_relevant=False)
+            query_id = line.id
+            hits = search(conn, line.query, profile=profile, limit=limit, unavailable={})
             yield {"id": query_id, "ranked": [hit.name for hit in hits]}
+        except QueryLineError as exc:
+            yield {"id": exc.query_id, "line": number, "error": _clip_message(str(exc))}
         except UnicodeDecodeError as exc:
             yield {"id": None, "line": number, "error": f"not UTF-8 text (byte {exc.start})"}
         except RouterError as exc:
