@@ -30,7 +30,8 @@ from bench import synthetic
 from bench.load import load_synthetic
 from bench.paths import BENCH_DIR
 from bench.report import Options, Section, markdown_table
-from router.catalog.load import INSERT_TOOL, read_seed_file, tool_row
+from router.catalog.load import INSERT_TOOL, tool_row
+from router.catalog.sources import read_seed_file
 from router.db import connect
 from router.jsonrpc_lines import LineClient
 from router.paths import SEEDS_DIR

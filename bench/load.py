@@ -14,8 +14,9 @@ from pathlib import Path
 import apsw
 
 from bench import synthetic
-from router.catalog.load import build_catalog_input, read_user_catalog, replace_catalog
+from router.catalog.load import build_catalog_input, replace_catalog
 from router.catalog.models import ToolAnnotations, UserCatalogLine
+from router.catalog.sources import read_user_catalog
 
 VALIDATED_SAMPLE = 200
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from router.catalog.load import read_seed_file
+from router.catalog.sources import read_seed_file
 from router.cli import main
 from tests.facade_support import write_servers_toml
 

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from router.catalog.load import load_catalog, read_seed_file
+from router.catalog.load import load_catalog
+from router.catalog.sources import read_seed_file
 from router.catalog.tool_schema import inspect_tool
 from router.cli import main
 from router.errors import UnknownToolError

@@ -7,8 +7,9 @@ import pytest
 from router.catalog import match_plan
 from router.catalog.load import load_catalog
 from router.catalog.phrases import phrase_ngrams
-from router.catalog.search import BOOST_WEIGHT, DEFAULT_BREAKER_OPEN_S, TRIGGER_WEIGHT, search
+from router.catalog.search import BOOST_WEIGHT, TRIGGER_WEIGHT, search
 from router.errors import QueryError
+from router.facade.breaker import OPEN_SECONDS as DEFAULT_BREAKER_OPEN_S
 
 
 def tool(name, description, *, profile="ops", read_only=True, triggers=(), boost=(), args=None):

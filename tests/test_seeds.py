@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from router.catalog.load import read_seed_dir
+from router.catalog.sources import read_seed_dir
 from router.catalog.tool_text import summary
 from router.paths import SEEDS_DIR
 from router.servers import load_servers

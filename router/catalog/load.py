@@ -17,15 +17,12 @@ from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 from router.catalog.sources import (
     LoadNotes,
     read_seed_dir,
-    read_seed_file,
     read_user_catalog,
     seeds_by_server,
 )
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
-
-__all__ = ["read_seed_dir", "read_seed_file", "read_user_catalog"]  # read here, long imported from here
 
 # A user catalog line without these gets them from here.
 DEFAULT_USER_PROFILE = "custom"

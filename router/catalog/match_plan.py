@@ -26,7 +26,7 @@ import apsw
 
 from router.catalog.bm25 import idf
 from router.catalog.query_words import Word
-from router.db import PerConnection, catalog_version, scalar
+from router.db import PerConnection, catalog_size, catalog_version, scalar
 from router.fts import fts_or_query, fts_string
 
 # Rows FTS5's bm25() may score in one query (≈0.25 µs a row, IDF counting included) before
@@ -54,7 +54,6 @@ MAX_COMMON_SHARE = 0.25
 TERM_DOCS_SQL = """
 SELECT term, doc FROM tools_fts_terms WHERE term IN (SELECT value FROM json_each(:terms))
 """
-COUNT_TOOLS_SQL = "SELECT count(*) FROM tools"
 # A MATCH that selects no row: rows holding a word and not holding it.
 NOTHING = '"zqxjkvbw" NOT "zqxjkvbw"'
 COUNT_MATCH_SQL = """
@@ -77,7 +76,6 @@ class MatchPlan:
     idfs: tuple[float, ...]
     skip: int  # phrases of the restriction group, ahead of the scored words
     builtin: bool  # FTS5's bm25() scores the match (an OR of the scored words only)
-    scan_cap: int
 
 
 class TermStats:
@@ -95,7 +93,7 @@ class TermStats:
         version = catalog_version(self._conn)
         if version != self.version:
             self.version, self._docs = version, {}
-            self.rows = scalar(self._conn, COUNT_TOOLS_SQL)
+            self.rows = catalog_size(self._conn)
         return version
 
     def docs(self, stems: list[str]) -> dict[str, int]:
@@ -134,7 +132,7 @@ def plan(
     scored = _rarest(list(dict.fromkeys(weighty + selectors)), docs, MAX_SCORED_WORDS)
     selectors = [w for w in selectors if w in scored]
     if not selectors:  # nothing that may select a row: a MATCH that selects nothing
-        return MatchPlan(NOTHING, (), (), 0, False, MAX_SCANNED_ROWS)
+        return MatchPlan(NOTHING, (), (), 0, False)
     idfs = tuple(
         idf(rows, docs[w.stem]) * (STOP_WORD_IDF_FACTOR if w not in selectors else 1.0) for w in scored
     )
@@ -142,11 +140,9 @@ def plan(
     conditions = [Condition(fts_string(w.text), docs[w.stem]) for w in selectors] + phrases
     selector_rows = sum(docs[w.stem] for w in selectors)
     if len(selectors) == len(scored) and not phrases and selector_rows <= MAX_BUILTIN_ROWS:
-        return MatchPlan(everything, tuple(scored), idfs, 0, True, MAX_SCANNED_ROWS)
+        return MatchPlan(everything, tuple(scored), idfs, 0, True)
     restriction, phrase_count = _restriction(conn, conditions, rows)
-    return MatchPlan(
-        f"({restriction}) AND ({everything})", tuple(scored), idfs, phrase_count, False, MAX_SCANNED_ROWS
-    )
+    return MatchPlan(f"({restriction}) AND ({everything})", tuple(scored), idfs, phrase_count, False)
 
 
 def _rarest(words: list[Word], docs: dict[str, int], keep: int) -> list[Word]:

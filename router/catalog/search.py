@@ -23,20 +23,15 @@ from dataclasses import asdict, dataclass
 import apsw
 
 from router.catalog import bm25, exact_names
-from router.catalog.match_plan import MatchPlan, plan, term_stats
+from router.catalog.match_plan import MAX_SCANNED_ROWS, MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
-from router.catalog.query_words import MAX_QUERY_CHARS, check_query, query_words
+from router.catalog.query_words import query_words
 from router.clock import unix_now
 from router.db import PerConnection
 from router.errors import QueryError
-
-__all__ = ["MAX_QUERY_CHARS", "SearchHit", "check_query", "search"]
+from router.facade.breaker import OPEN_SECONDS
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
-
-# The breaker's default open window (servers.toml [defaults] breaker_open_s); callers that
-# read the configuration pass their own.
-DEFAULT_BREAKER_OPEN_S = 60.0
 
 # The score's weights. A trigger phrase is a hand-written promise that the tool is what such
 # a query wants, so it outweighs any lexical evidence; a boost keyword is weaker (a single
@@ -174,7 +169,8 @@ def search(
     may_call_mutating: bool = True,
     now: float | None = None,
     explain: bool = False,
-    breaker_open_s: float = DEFAULT_BREAKER_OPEN_S,
+    # the breaker's window: callers that read the servers config pass its breaker_open_s
+    breaker_open_s: float = OPEN_SECONDS,
     unavailable: Mapping[str, str] | None = None,
 ) -> list[SearchHit]:
     """The best `limit` tools for `query`, best first (ties by name).
@@ -204,7 +200,7 @@ def search(
             {
                 "match": match_plan.match,
                 "config": config,
-                "scan_cap": match_plan.scan_cap,
+                "scan_cap": MAX_SCANNED_ROWS,
                 "pool": limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN),
                 "w_name": NAME_WORDS_WEIGHT,
                 "w_description": DESCRIPTION_WEIGHT,
