@@ -58,6 +58,7 @@ TYPE_MAP = {
     "array": "array",
     "object": "object",
 }
+# a longer task is pasted data, not a request (the converted sets are frozen with this bound)
 MAX_QUERY_CHARS = 16_000
 
 

@@ -40,7 +40,7 @@ from bench.paths import (
     TOOLBENCH_CATALOG,
     TOOLBENCH_QUERIES,
 )
-from bench.public_sets import catalog_name, git_show, write_set
+from bench.public_sets import catalog_name, convert_main, git_show
 
 TOOLBENCH = {
     "commit": "aa4ed9f4737ad98bd706663f01d63623c3427812",
@@ -233,13 +233,5 @@ CONVERTERS = {
 }
 
 
-def main(argv: list[str]) -> int:
-    name, git_dir = argv[0], Path(argv[1])
-    convert, where = CONVERTERS[name]
-    tools, queries = convert(git_dir)
-    write_set(name, tools, queries, where)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(convert_main(CONVERTERS, sys.argv[1:]))

@@ -27,7 +27,7 @@ from bench.baseline import Bm25Baseline
 from bench.load import load_synthetic
 from bench.paths import CHART
 from bench.report import Options, Section, markdown_table
-from router.catalog.evaluation import QueryLine, quality, run_ranker
+from router.catalog.evaluation import QueryLine, quality, router_ranker, run_ranker
 from router.catalog.query_words import MAX_QUERY_CHARS, stop_words
 from router.catalog.search import search
 from router.catalog.tool_schema import inspect_tool
@@ -122,7 +122,7 @@ def time_shapes(conn, shapes: dict[str, list[str]]) -> dict[str, dict]:
 
 def planted_quality(conn) -> dict:
     lines = [QueryLine(q["id"], q["query"], tuple(q["relevant"])) for q in synthetic.planted_queries()]
-    rankings, times = run_ranker(lambda query: [h.name for h in search(conn, query, limit=10)], lines)
+    rankings, times = run_ranker(router_ranker(conn), lines)
     return quality(rankings, lines, times).as_row()
 
 

@@ -28,11 +28,10 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from bench.bfcl import MAX_QUERY_CHARS, write_jsonl
 from bench.paths import LIVEMCPBENCH_CATALOG, LIVEMCPBENCH_QUERIES, METATOOL_CATALOG, METATOOL_QUERIES
 
 SAMPLE_QUERIES = 1_000
-# what search accepts (a longer task is pasted data, not a request)
-MAX_QUERY_CHARS = 16_000
 SEED = 20261201
 
 METATOOL = {
@@ -54,11 +53,6 @@ def git_show(git_dir: Path, commit: str, path: str) -> str:
         capture_output=True,
         text=True,
     ).stdout
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows))
 
 
 def write_set(name: str, tools: list[dict], queries: list[dict], where: dict) -> None:
@@ -164,13 +158,14 @@ def convert_livemcpbench(git_dir: Path) -> tuple[list[dict], list[dict]]:
 CONVERTERS = {"metatool": (convert_metatool, METATOOL), "livemcpbench": (convert_livemcpbench, LIVEMCPBENCH)}
 
 
-def main(argv: list[str]) -> int:
+def convert_main(converters: dict, argv: list[str]) -> int:
+    """python -m bench.<module> NAME GIT_DIR: convert one set from its repository."""
     name, git_dir = argv[0], Path(argv[1])
-    convert, where = CONVERTERS[name]
+    convert, where = converters[name]
     tools, queries = convert(git_dir)
     write_set(name, tools, queries, where)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(convert_main(CONVERTERS, sys.argv[1:]))

@@ -125,6 +125,7 @@ def unavailable_rule(scratch: Path) -> dict:
     servers = dict(conn.execute("SELECT name, profile FROM servers"))
     down = {server: "not installed here" for server, profile in servers.items() if profile != "core"}
     queries = read_query_file(SEEDED_QUERIES, need_relevant=True)
+    uncallable = {name for name, server in conn.execute("SELECT name, server FROM tools") if server in down}
     out = {"unavailable_servers": len(down)}
     for label, unavailable in (("without the rule", {}), ("with the rule", down)):
         rankings, times, callable_first = [], [], []
@@ -133,18 +134,12 @@ def unavailable_rule(scratch: Path) -> dict:
             rankings.append([h.name for h in hits])
             times.append(0.0)
             if hits:
-                callable_first.append(
-                    hits[0].available if unavailable else hits[0].name not in _uncallable(conn, down)
-                )
+                callable_first.append(hits[0].available if unavailable else hits[0].name not in uncallable)
         row = quality(rankings, queries, times).as_row()
         row["first hit callable"] = round(statistics.fmean(callable_first), 4)
         out[label] = row
     conn.close()
     return out
-
-
-def _uncallable(conn, down: dict[str, str]) -> set[str]:
-    return {name for name, server in conn.execute("SELECT name, server FROM tools") if server in down}
 
 
 # How to make a public set that is not converted on this machine (its data is never committed:
