@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import apsw
 
+from router.breakglass.settings import usd
 from router.clock import utc_iso
 from router.db import one_row
 
@@ -63,10 +64,6 @@ def usage(conn: apsw.Connection, session_id: str, now: datetime | None = None) -
     calls, committed, overrun = one_row(conn, SESSION_USAGE, {"session_id": session_id})
     day_calls, day_committed = one_row(conn, DAY_USAGE, {"day_start": start, "day_end": end})
     return Usage(session_id, calls, committed, overrun, day, day_calls, day_committed)
-
-
-def usd(micro: int) -> str:
-    return f"${micro / 1e6:.4f}"
 
 
 def room_micro(use: Usage, caps: Caps) -> int:

@@ -6,6 +6,7 @@ import secrets
 
 import apsw
 
+from router.breakglass.settings import usd
 from router.clock import utc_now_and_after, utc_now_iso
 from router.hashing import b3_hex
 
@@ -71,7 +72,7 @@ def problem(conn: apsw.Connection, token: str, fingerprint: str, worst_case: int
     confirmed = confirmed_worst if confirmed_worst is not None else confirmed_estimate
     if worst_case > confirmed:
         return (
-            f"the worst case rose from ${confirmed / 1e6:.4f} (confirmed) to ${worst_case / 1e6:.4f}; "
+            f"the worst case rose from {usd(confirmed)} (confirmed) to {usd(worst_case)}; "
             "call again without the token to confirm the new amount"
         )
     return None

@@ -19,6 +19,7 @@ import apsw
 
 from router.breakglass import caps as capsmod
 from router.breakglass import confirm_tokens, leases
+from router.breakglass.settings import usd
 from router.clock import utc_now_iso
 from router.db import immediate, scalar
 
@@ -234,8 +235,7 @@ def issue_token(
 ) -> str:
     """A one-time token for a person's confirmation; only its hash is stored."""
     reason = (
-        f"worst case ${worst_case / 1e6:.4f} (expected ${estimate / 1e6:.4f}) needs a person's "
-        "confirmation; token issued"
+        f"worst case {usd(worst_case)} (expected {usd(estimate)}) needs a person's confirmation; token issued"
     )
     with immediate(conn):
         token, expires = confirm_tokens.insert(

@@ -82,7 +82,3 @@ class BreakGlassResult(BaseModel):
     secrets_removed: dict[str, int] = {}
     # what the caller should know: a lowered max_tokens, prices older than max_price_age_days
     warnings: list[str] = []
-
-
-def usd(micro: int | None) -> str | None:
-    return None if micro is None else f"${micro / 1_000_000:.4f}"

@@ -21,6 +21,7 @@ from router.breakglass import openrouter, prompt
 from router.breakglass.openrouter import Completion, ProviderError
 from router.breakglass.output import PanelAnswer, answer_json_schema
 from router.breakglass.pricing import Estimate
+from router.breakglass.settings import usd
 
 FUSION_MODEL = "openrouter/fusion"
 FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
@@ -173,7 +174,7 @@ def _no_room(budget: _Budget, what: str) -> RunResult:
         "failed",
         None,
         budget.spent,
-        f"stopped before {what}: it could exceed the ${budget.plan.reserved_micro / 1e6:.4f} reserved",
+        f"stopped before {what}: it could exceed the {usd(budget.plan.reserved_micro)} reserved",
         events=budget.events,
     )
 

@@ -22,7 +22,7 @@ from router.breakglass import prompt
 from router.breakglass.gate import EarlierTiers, gate_refusal, problem_statement
 from router.breakglass.prices import PriceError, read_prices
 from router.breakglass.pricing import Estimate, estimate_run, largest_cap_within, max_price, stale_prices
-from router.breakglass.settings import Settings, usd_to_micro
+from router.breakglass.settings import Settings, usd, usd_to_micro
 from router.hashing import content_hash
 from router.redact import Redactor
 from router.tokens import count_tokens
@@ -69,10 +69,6 @@ def caps_of(settings: Settings) -> capsmod.Caps:
         day_max_invocations=cost.day_max_invocations,
         day_max_micro=usd_to_micro(cost.day_max_usd),
     )
-
-
-def usd(micro: int) -> str:
-    return f"${micro / 1e6:.4f}"
 
 
 def fit_to_limits(
@@ -198,7 +194,7 @@ def prepare(
     out.over_threshold = expected > threshold
     if expected > ceiling:
         return refused(
-            f"estimate ${expected / 1e6:.4f} is above {settings.cost.escalate_multiple:g}x the "
+            f"estimate {usd(expected)} is above {settings.cost.escalate_multiple:g}x the "
             f"{out.problem_type} threshold (${threshold / 1e6:.2f}, ceiling ${ceiling / 1e6:.2f}): "
             "escalate to a person instead"
         )

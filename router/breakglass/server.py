@@ -28,10 +28,10 @@ from pydantic import BaseModel, Field
 from router.breakglass import leases, ledger, openrouter
 from router.breakglass.gate import EarlierTiers
 from router.breakglass.openrouter import MissingKeyError, api_key
-from router.breakglass.output import BreakGlassResult, CostReport, Status, usd
+from router.breakglass.output import BreakGlassResult, CostReport, Status
 from router.breakglass.panel import RunPlan, new_budget, run_panel
 from router.breakglass.prepare import Prepared, Request, caps_of, prepare
-from router.breakglass.settings import ProblemType, Settings
+from router.breakglass.settings import ProblemType, Settings, usd
 from router.clock import utc_now_iso
 from router.db import connect
 
@@ -174,9 +174,9 @@ def _cost(prepared: Prepared, reserved: int, actual: int | None, over_worst_case
     e = prepared.estimate
     assert e is not None, "a call that reached the cost gate has an estimate"
     return CostReport(
-        estimated_usd=usd(e.expected_micro) or "",
-        worst_case_usd=usd(e.worst_case_micro) or "",
-        actual_usd=usd(actual),
+        estimated_usd=usd(e.expected_micro),
+        worst_case_usd=usd(e.worst_case_micro),
+        actual_usd=None if actual is None else usd(actual),
         estimated_micro_usd=e.expected_micro,
         worst_case_micro_usd=e.worst_case_micro,
         reserved_micro_usd=reserved,

@@ -30,6 +30,11 @@ def usd_to_micro(usd: float) -> int:
     return round(usd * MICRO)
 
 
+def usd(micro: int) -> str:
+    """Micro-dollars as a person reads them in a message: '$0.1234'."""
+    return f"${micro / MICRO:.4f}"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
