@@ -39,14 +39,6 @@ class Recorder(Protocol):
     def answered(self, request_id: int, generation_id: str | None, cost: int | None) -> None: ...
 
 
-class NoRecorder:
-    def sent(self, what: str, worst: int) -> int:
-        return 0
-
-    def answered(self, request_id: int, generation_id: str | None, cost: int | None) -> None:
-        pass
-
-
 @dataclass(frozen=True)
 class RunPlan:
     panel: list[str]
@@ -62,8 +54,8 @@ class RunPlan:
     timeout_seconds: float
     max_retry_after: float
     # provider.max_price per route: 'fusion', 'judge', or a panel model
-    max_prices: dict[str, dict] = field(default_factory=dict)
-    recorder: Recorder = field(default_factory=NoRecorder)
+    max_prices: dict[str, dict]
+    recorder: Recorder
 
 
 @dataclass
@@ -146,7 +138,10 @@ def member_body(plan: RunPlan, model: str) -> dict:
     }
 
 
-async def _call(client: httpx.AsyncClient, plan: RunPlan, body: dict, what: str, worst: int) -> Completion:
+async def _call(client: httpx.AsyncClient, budget: _Budget, body: dict, what: str, worst: int) -> Completion:
+    """One request: written down before it is sent, its answer recorded, and charged to the
+    budget (at its reported cost, or at its worst case when the cost is unknown)."""
+    plan = budget.plan
     request_id = plan.recorder.sent(what, worst)
     try:
         completion = await openrouter.chat(
@@ -160,8 +155,11 @@ async def _call(client: httpx.AsyncClient, plan: RunPlan, body: dict, what: str,
     except ProviderError as exc:
         # refused outright: nothing billed; otherwise unknown, counted at worst if the caller dies
         plan.recorder.answered(request_id, None, None if exc.charged_unknown else 0)
+        if exc.charged_unknown:
+            budget.charge(None, worst, f"{what} ({exc.kind})")
         raise
     plan.recorder.answered(request_id, completion.generation_id, completion.cost_micro)
+    budget.charge(completion, worst, what)
     return completion
 
 
@@ -189,10 +187,8 @@ async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
             "panel", f"Fusion: panel {', '.join(plan.panel)} with judge {plan.judge} (attempt {attempt})"
         )
         try:
-            completion = await _call(client, plan, fusion_body(plan), f"fusion attempt {attempt}", worst)
+            completion = await _call(client, budget, fusion_body(plan), f"fusion attempt {attempt}", worst)
         except ProviderError as exc:
-            if exc.charged_unknown:
-                budget.charge(None, worst, f"fusion attempt {attempt} ({exc.kind})")
             if exc.kind in FINAL_KINDS:
                 return RunResult(
                     "failed",
@@ -203,7 +199,6 @@ async def _fusion(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
                 )
             budget.events.append(f"fusion attempt {attempt} failed: {exc}")
             return exc
-        budget.charge(completion, worst, f"fusion attempt {attempt}")
         if budget.overrun:
             return _stopped(budget, "fusion")
         await progress("judge", "validating the judge's answer")
@@ -240,14 +235,11 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
     async def ask(model: str) -> None:
         try:
             completion = await _call(
-                client, plan, member_body(plan, model), f"panel {model}", worst_calls[f"panel:{model}"]
+                client, budget, member_body(plan, model), f"panel {model}", worst_calls[f"panel:{model}"]
             )
         except ProviderError as exc:
             failures[model] = exc
-            if exc.charged_unknown:
-                budget.charge(None, worst_calls[f"panel:{model}"], f"panel {model} ({exc.kind})")
             return
-        budget.charge(completion, worst_calls[f"panel:{model}"], f"panel {model}")
         analyses[model] = completion.content
 
     async with anyio.create_task_group() as group:
@@ -268,15 +260,12 @@ async def _fanout(client, plan: RunPlan, budget: _Budget, progress: Progress) ->
         await progress("judge", f"judge {plan.judge} weighing {len(analyses)} analyses (attempt {attempt})")
         try:
             completion = await _call(
-                client, plan, judge_body(plan, analyses), f"judge attempt {attempt}", judge_worst
+                client, budget, judge_body(plan, analyses), f"judge attempt {attempt}", judge_worst
             )
         except ProviderError as exc:
-            if exc.charged_unknown:
-                budget.charge(None, judge_worst, f"judge attempt {attempt} ({exc.kind})")
             return RunResult(
                 "failed", "fanout", budget.spent, f"the judge call failed: {exc}", events=budget.events
             )
-        budget.charge(completion, judge_worst, f"judge attempt {attempt}")
         if budget.overrun:
             return _stopped(budget, "fanout")
         try:
