@@ -140,11 +140,10 @@ class Redactor:
     def __init__(self, environ: dict[str, str] | None = None):
         self.removed = {}
         env = os.environ if environ is None else environ
-        self._env_values = sorted(
-            {v for k, v in env.items() if SECRET_ENV_NAME.search(k) and len(v) >= MIN_ENV_SECRET_LENGTH},
-            key=len,
-            reverse=True,
-        )
+        # _values replaces the longest first (a value inside another is not cut short)
+        self._env_values = {
+            v for k, v in env.items() if SECRET_ENV_NAME.search(k) and len(v) >= MIN_ENV_SECRET_LENGTH
+        }
 
     def _count(self, kind: str, n: int) -> None:
         if n:
@@ -156,6 +155,18 @@ class Redactor:
                 self._count(kind, text.count(value))
                 text = text.replace(value, REDACTED)
         return text
+
+    def _labelled(self, pattern: re.Pattern, text: str, kind: str) -> str:
+        """Each match's value (group 2) after its label (group 1) removed; a value an earlier
+        pattern already removed is left alone and not counted twice."""
+
+        def replace(match: re.Match) -> str:
+            if match.group(2) == REDACTED:
+                return match.group(0)
+            self._count(kind, 1)
+            return match.group(1) + REDACTED
+
+        return pattern.sub(replace, text)
 
     def _assignments(self, pattern: re.Pattern, text: str) -> str:
         def replace(match: re.Match) -> str:
@@ -171,7 +182,7 @@ class Redactor:
         return pattern.sub(replace, text)
 
     def text(self, text: str) -> str:
-        text = self._values(text, set(self._env_values), "environment secret")
+        text = self._values(text, self._env_values, "environment secret")
         text, n = PRIVATE_KEY_BLOCK.subn(REDACTED, text)
         self._count("private key", n)
         for detector in _detectors():
@@ -189,8 +200,7 @@ class Redactor:
             (".netrc password", NETRC_PASSWORD),
             ("password in prose", PROSE_PASSWORD),
         ):
-            text, n = pattern.subn(lambda m: m.group(1) + REDACTED, text)
-            self._count(kind, n)
+            text = self._labelled(pattern, text, kind)
         for pattern in (QUOTED, LINE, INLINE):
             text = self._assignments(pattern, text)
         basic = {m.group(0) for m in BASE64_CANDIDATE.finditer(text) if basic_credentials(m.group(0))}

@@ -66,6 +66,15 @@ def test_every_planted_shape_is_removed(shape):
     assert sum(redactor.removed.values()) >= 1
 
 
+def test_a_secret_is_counted_once_whichever_patterns_see_it():
+    # the provider pattern removes the key; the Authorization header pattern then sees only
+    # the placeholder, which it leaves alone and does not count again
+    redactor = Redactor({})
+    text = redactor.text("Authorization: Bearer sk-or-v1-" + "a1" * 32)
+    assert text == f"Authorization: Bearer {REDACTED}"
+    assert sum(redactor.removed.values()) == 1
+
+
 def test_ordinary_text_and_code_survive():
     text = (
         "max_tokens = 4000\noutput_cap_tokens: 4000\ncommit 0634bca1f2e3d4c5b6a79880716253443526170a\n"

@@ -197,12 +197,11 @@ async def generation_costs(generation_ids: list[str], key: str) -> dict[str, int
     return found
 
 
-def fetch_models(key: str | None = None) -> dict:
-    """GET /api/v1/models (public; the key is sent when there is one)."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+def fetch_models() -> dict:
+    """GET /api/v1/models: public, so no key is sent."""
     url = base_url() + MODELS_PATH
     try:
-        response = httpx.get(url, headers=headers, timeout=LOOKUP_TIMEOUT_SECONDS)
+        response = httpx.get(url, timeout=LOOKUP_TIMEOUT_SECONDS)
     except httpx.HTTPError as exc:
         raise ProviderError("upstream", f"GET {url}: {type(exc).__name__}: {exc}") from exc
     if response.status_code != 200:

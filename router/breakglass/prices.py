@@ -151,9 +151,9 @@ def write_prices(conn: apsw.Connection, prices: PriceFile, priced_at: str | None
     return len(prices.rows)
 
 
-def load_prices(conn: apsw.Connection, path: Path, priced_at: str | None = None) -> int:
+def load_prices(conn: apsw.Connection, path: Path) -> int:
     """Replace the catalog's model prices with the file's (priced when the file was written)."""
-    return write_prices(conn, parse_prices(path), priced_at or file_priced_at(path))
+    return write_prices(conn, parse_prices(path), file_priced_at(path))
 
 
 def read_prices(conn: apsw.Connection) -> dict[str, ModelPrice]:
