@@ -157,16 +157,11 @@ def _scan_workspace(
             if scanned >= settings.max_scanned_files:
                 return sorted(scored, key=lambda s: (-s[0], s[1]))
             path = here / filename
-            if (
-                path.resolve() in skip
-                or filename == "AGENTS.md"
-                or path.is_symlink()
-                or not path.is_file()
-                or policy.not_picked(path)
-            ):
+            if path.resolve() in skip or filename == "AGENTS.md" or path.is_symlink() or not path.is_file():
                 continue
             try:
-                if path.stat().st_size > settings.max_file_bytes:
+                # the size first: a file too big to send is never opened to be looked at
+                if path.stat().st_size > settings.max_file_bytes or policy.not_picked(path):
                     continue
                 read = _read_text(path, settings.max_file_bytes)
             except OSError:

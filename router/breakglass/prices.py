@@ -63,14 +63,23 @@ class PriceFile:
     skipped: list[str] = field(default_factory=list)
 
 
+def decimal_amount(value) -> Decimal:
+    """A number or decimal text (as OpenRouter writes amounts) as a Decimal; ValueError for
+    anything else (a bool, "abc", a list)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"not an amount: {value!r}")
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        raise ValueError(f"not an amount: {value!r}") from None
+
+
 def _pico(value, where: str, *, allow_variable: bool = False) -> int | None:
     """USD per token (decimal text) → pico-dollars per token rounded up; None for "-1"."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise PriceError(f"{where}: not a decimal price: {value!r}")
     try:
-        amount = Decimal(str(value))
-    except InvalidOperation as exc:
-        raise PriceError(f"{where}: not a decimal price: {value!r}") from exc
+        amount = decimal_amount(value)
+    except ValueError:
+        raise PriceError(f"{where}: not a decimal price: {value!r}") from None
     if allow_variable and amount == VARIABLE_PRICE:
         return None
     if not amount.is_finite() or amount < 0:

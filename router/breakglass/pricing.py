@@ -9,9 +9,9 @@ max_tokens, so the largest max_tokens that fits a limit is one division.
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Decimal
 
-from router.breakglass.prices import ModelPrice, PriceError
+from router.breakglass.prices import ModelPrice, PriceError, decimal_amount
 
 PICO_PER_MICRO = 10**6
 # provider.max_price is quoted in USD per million tokens: pico-dollars per token / 10^6
@@ -28,12 +28,7 @@ def usd_text_to_micro_ceil(value) -> int:
     ValueError for anything that is not a finite, non-negative amount (a bool, "abc", -1, NaN):
     the caller counts such a call at its worst case, never at $0.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"not an amount: {value!r}")
-    try:
-        amount = Decimal(str(value))
-    except InvalidOperation:
-        raise ValueError(f"not an amount: {value!r}") from None
+    amount = decimal_amount(value)
     if not amount.is_finite() or amount < 0:
         raise ValueError(f"not a non-negative amount: {value!r}")
     return int((amount * 1_000_000).to_integral_value(rounding=ROUND_CEILING))

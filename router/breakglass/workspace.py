@@ -101,4 +101,5 @@ class WorkspacePolicy:
 
     def not_picked(self, path: Path) -> bool:
         """Whether a relevance scan must pass this file by (a caller may still name it)."""
-        return is_dotenv(path.name) or self.never_sent(path) is not None or self.ignored(path)
+        # never_sent reads the file's head (encryption markers): asked last, of what is left
+        return is_dotenv(path.name) or self.ignored(path) or self.never_sent(path) is not None
