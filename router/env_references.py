@@ -1,7 +1,7 @@
 """`${env:NAME}`: a value a servers file leaves in the environment instead of writing it down.
 
 `context-router import` writes a secret it finds in a client's config as such a reference;
-the backend pool expands it when the server starts (router/facade/backends.py Placeholders),
+the backend pool expands it when the server starts (router/facade/placeholders.py),
 and a server whose references are not all set is reported unavailable, not started.
 """
 
@@ -14,6 +14,11 @@ ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 def reference(name: str) -> str:
     return f"${{env:{name}}}"
+
+
+def variable_name(text: str) -> str:
+    """An environment variable name made of any text: 'github token' → GITHUB_TOKEN."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", text).upper()
 
 
 def referenced_names(texts: Iterable[str]) -> list[str]:

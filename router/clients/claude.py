@@ -9,7 +9,7 @@ fields from its environment: they become `${env:VAR}` (a default is dropped, and
 import re
 from typing import Any
 
-from router.clients import ClientServer
+from router.clients import ClientServer, fill_from_entry, not_an_object
 from router.env_references import reference
 
 _CLAUDE_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -25,22 +25,13 @@ def _variables(text: str, notes: list[str]) -> str:
 
 
 def read_entry(name: str, entry: Any, source: str) -> ClientServer:
-    server = ClientServer(name=name, source=source)
     if not isinstance(entry, dict):
-        server.notes.append("not an object: skipped")
-        server.disabled = True
-        return server
+        return not_an_object(name, source)
+    server = ClientServer(name=name, source=source)
     kind = entry.get("type", "stdio")
-    if kind in ("http", "sse") or ("url" in entry and "command" not in entry):
-        server.url = _variables(str(entry.get("url", "")), server.notes)
-        server.headers = {
-            str(k): _variables(str(v), server.notes) for k, v in (entry.get("headers") or {}).items()
-        }
-        server.http_transport = "sse" if kind == "sse" else "streamable-http"
-    else:
-        server.command = _variables(str(entry.get("command", "")), server.notes)
-        server.args = [_variables(str(a), server.notes) for a in entry.get("args") or []]
-        server.env = {str(k): _variables(str(v), server.notes) for k, v in (entry.get("env") or {}).items()}
+    if kind not in ("http", "sse") and "url" in entry and "command" not in entry:
+        kind = "http"  # an entry with only a url is a remote server, whatever its type says
+    fill_from_entry(server, entry, kind, lambda text: _variables(text, server.notes))
     server.disabled = entry.get("disabled") is True
     return server
 

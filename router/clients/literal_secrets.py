@@ -10,6 +10,7 @@ like a known credential (what router/redact.py would remove).
 
 import re
 
+from router import env_references
 from router.clients import ClientServer
 from router.env_references import ENV_REFERENCE, reference
 from router.redact import SECRET_ENV_NAME, Redactor
@@ -33,7 +34,7 @@ def _token_shaped(text: str) -> bool:
 
 
 def variable_name(server: str, name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", f"{server}_{name}").upper()
+    return env_references.variable_name(f"{server}_{name}")
 
 
 def move_out(server: ClientServer, keep: bool) -> list[str]:

@@ -8,7 +8,7 @@ that becomes `${env:NAME}`.
 import re
 from typing import Any
 
-from router.clients import ClientServer
+from router.clients import ClientServer, not_an_object
 from router.env_references import reference
 
 
@@ -18,11 +18,9 @@ def _variables(text: str) -> str:
 
 
 def read_entry(name: str, entry: Any, source: str) -> ClientServer:
-    server = ClientServer(name=name, source=source)
     if not isinstance(entry, dict):
-        server.notes.append("not an object: skipped")
-        server.disabled = True
-        return server
+        return not_an_object(name, source)
+    server = ClientServer(name=name, source=source)
     if entry.get("type") == "remote":
         server.url = _variables(str(entry.get("url", "")))
         server.headers = {str(k): _variables(str(v)) for k, v in (entry.get("headers") or {}).items()}

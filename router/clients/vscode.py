@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from router.clients import ClientServer
-from router.env_references import reference
+from router.clients import ClientServer, fill_from_entry, not_an_object
+from router.env_references import reference, variable_name
 
 _VARIABLE = re.compile(r"\$\{(env|input):([^}]+)\}|\$\{(workspaceFolder|userHome)\}")
 
@@ -25,7 +25,7 @@ def _variables(text: str, notes: list[str]) -> str:
         if builtin == "userHome":
             return str(Path.home())
         if kind == "input":
-            variable = re.sub(r"[^A-Za-z0-9_]", "_", name).upper()
+            variable = variable_name(name)
             notes.append(f"${{input:{name}}} (VS Code prompts for it) is read from ${variable}: export it")
             return reference(variable)
         return reference(name)
@@ -34,22 +34,12 @@ def _variables(text: str, notes: list[str]) -> str:
 
 
 def read_entry(name: str, entry: Any, source: str) -> ClientServer:
-    server = ClientServer(name=name, source=source)
     if not isinstance(entry, dict):
-        server.notes.append("not an object: skipped")
-        server.disabled = True
-        return server
+        return not_an_object(name, source)
+    server = ClientServer(name=name, source=source)
     kind = entry.get("type") or ("http" if "url" in entry else "stdio")
-    if kind in ("http", "sse"):
-        server.url = _variables(str(entry.get("url", "")), server.notes)
-        server.headers = {
-            str(k): _variables(str(v), server.notes) for k, v in (entry.get("headers") or {}).items()
-        }
-        server.http_transport = "sse" if kind == "sse" else "streamable-http"
-    else:
-        server.command = _variables(str(entry.get("command", "")), server.notes)
-        server.args = [_variables(str(a), server.notes) for a in entry.get("args") or []]
-        server.env = {str(k): _variables(str(v), server.notes) for k, v in (entry.get("env") or {}).items()}
+    fill_from_entry(server, entry, kind, lambda text: _variables(text, server.notes))
+    if kind not in ("http", "sse"):
         if entry.get("envFile"):
             server.notes.append(f"envFile {entry['envFile']!r} is not read: set its variables in env instead")
     return server
