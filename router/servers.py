@@ -113,11 +113,17 @@ class ServersConfig(BaseModel):
 def load_servers(paths: Path | Sequence[Path] = (SHIPPED_SERVERS_FILE,)) -> ServersConfig:
     """Read and layer servers files (lowest first); a missing or invalid file names itself."""
     layers = [paths] if isinstance(paths, Path) else list(paths)
+    return layer_servers([(path, read_layer(path)) for path in layers])
+
+
+def layer_servers(layers: Sequence[tuple[Path, dict[str, Any]]]) -> ServersConfig:
+    """Servers files already read (path, freshly parsed TOML, which this consumes), lowest
+    first, layered and checked: what load_servers does after reading, and what a servers file
+    about to be written is checked by."""
     merged: dict[str, Any] = {"defaults": {}, "servers": {}}
     origins: dict[str, Path] = {}
     disabled: dict[str, Path] = {}
-    for path in layers:
-        raw = _read_layer(path)
+    for path, raw in layers:
         defaults = raw.pop("defaults", {})
         servers = raw.pop("servers", {})
         if not isinstance(defaults, dict) or not isinstance(servers, dict):
@@ -144,9 +150,9 @@ def load_servers(paths: Path | Sequence[Path] = (SHIPPED_SERVERS_FILE,)) -> Serv
     try:
         config = ServersConfig.model_validate(merged)
     except ValidationError as exc:
-        raise ConfigError(f"{', '.join(map(str, layers))}: {first_field_error(exc)}") from None
+        raise ConfigError(f"{', '.join(str(path) for path, _ in layers)}: {first_field_error(exc)}") from None
     config._origins = origins
-    config._files = layers
+    config._files = [path for path, _ in layers]
     config._disabled = disabled
     return config
 
@@ -165,7 +171,7 @@ def _disabled_tables(path: Path, servers: dict[str, Any]) -> set[str]:
     return names
 
 
-def _read_layer(path: Path) -> dict[str, Any]:
+def read_layer(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -7,6 +7,7 @@ shipped servers file, must load (router.servers.load_servers), or nothing is wri
 """
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from router.files import write_atomically
-from router.servers import ConfigError, ServerConfig, load_servers
+from router.servers import ConfigError, ServerConfig, layer_servers, read_layer
 
 
 class UserServersFile:
@@ -65,15 +66,12 @@ class UserServersFile:
 
     def save(self, lower_layers: list[Path]) -> None:
         text = tomlkit.dumps(self.document)
-        probe = self.path.with_name(f".{self.path.name}.check")
-        probe.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            probe.write_text(text, encoding="utf-8")
-            load_servers([*lower_layers, probe])
+        try:  # checked as the router will read it, with the layers under it, before it is written
+            layer_servers(
+                [*((path, read_layer(path)) for path in lower_layers), (self.path, tomllib.loads(text))]
+            )
         except ConfigError as exc:
-            raise ConfigError(str(exc).replace(str(probe), str(self.path)) + "; nothing written") from None
-        finally:
-            probe.unlink(missing_ok=True)
+            raise ConfigError(f"{exc}; nothing written") from None
         write_atomically(self.path, text)
         if self._private:
             os.chmod(self.path, 0o600)
