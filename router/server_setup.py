@@ -44,6 +44,10 @@ class SetupOutcome:
         prefixed = f" (named {self.prefix}<tool>: their names were taken)" if self.prefix else ""
         return f"added {self.server}: {self.tools} tools{prefixed}"
 
+    def lines(self) -> list[str]:
+        """What import and add print for it: the outcome, then each message indented."""
+        return [self.line(), *(f"  {message}" for message in self.messages)]
+
 
 def tool_names_by_server(conn: apsw.Connection, seed_dirs: list[Path]) -> dict[str, set[str]]:
     """Server → the catalog names its tools have, or will have on the next load: the

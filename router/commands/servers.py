@@ -215,9 +215,7 @@ def run_add(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise RouterError(f"add {args.name}: {exc}") from None
     [outcome] = setup_servers(args, [(server, "context-router add", messages)])
-    print(outcome.line())
-    for message in outcome.messages:
-        print(f"  {message}")
+    print("\n".join(outcome.lines()))
     return 0 if outcome.error is None else 1
 
 
@@ -254,9 +252,7 @@ def run_import(args: argparse.Namespace) -> int:
                 skipped.append(f"skipped {entry.name}: {exc}")
     outcomes = setup_servers(args, candidates) if candidates else []
     for outcome in outcomes:
-        print(outcome.line())
-        for message in outcome.messages:
-            print(f"  {message}")
+        print("\n".join(outcome.lines()))
     for line in skipped:
         print(line)
     return 0 if outcomes and all(o.error is None for o in outcomes) else 1
