@@ -11,8 +11,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-# The newest protocol every backend we start speaks; a client may ask for another.
-PROTOCOL_VERSION = "2025-11-25"
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+# The handshake's protocol version, as the backend session asks for it; a client may ask for another.
+PROTOCOL_VERSION = LATEST_HANDSHAKE_VERSION
 # A blocking reader never waits longer than this for one line unless told otherwise.
 DEFAULT_READ_TIMEOUT_S = 30.0
 READ_CHUNK = 65536
