@@ -135,7 +135,7 @@ class Backend:
     def starting(self) -> bool:
         return self._start_lock.locked()
 
-    def _target(self) -> StdioServerParameters | str:
+    def _target(self) -> StdioServerParameters | HttpEndpoint:
         where = self._where
         if self.config.url is not None:
             return HttpEndpoint.of(self.config, lambda text: self.placeholders.expand(text, where))
@@ -207,7 +207,7 @@ class Backend:
         tail = await self._stderr.tail() if self._stderr is not None else ""
         return f"; its stderr ended with: {tail}" if tail else ""
 
-    async def _supervise(self, target: StdioServerParameters | str, run: _Run) -> None:
+    async def _supervise(self, target: StdioServerParameters | HttpEndpoint, run: _Run) -> None:
         try:
             with run.scope:
                 async with self._session(target, run) as session:
@@ -224,10 +224,12 @@ class Backend:
             run.done.set()
 
     @asynccontextmanager
-    async def _session(self, target: StdioServerParameters | str, run: _Run) -> AsyncIterator[BackendSession]:
+    async def _session(
+        self, target: StdioServerParameters | HttpEndpoint, run: _Run
+    ) -> AsyncIterator[BackendSession]:
         """An initialized session. A stdio backend whose stdout closes or whose process exits
         ends its run, so the next call starts it again instead of failing on a dead pipe."""
-        if isinstance(target, str):
+        if isinstance(target, HttpEndpoint):
             # Streamable HTTP: the SDK's client, with the initialize handshake (2025-11-25)
             # every server speaks (its 2026 per-request envelope costs more per call).
             async with Client(http_endpoint.connect(target), mode=BACKEND_CONNECT_MODE) as client:
