@@ -132,12 +132,18 @@ def test_a_lone_surrogate_is_a_query_error(registry, query):
 # --- bounded candidates -----------------------------------------------------------------
 
 
-def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypatch):
+def restricted(monkeypatch):
+    """As in a catalog too large to rank every candidate, with a tiny candidate budget."""
+    monkeypatch.setattr(match_plan, "MAX_FULLY_RANKED_TOOLS", 0)
     monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
     monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
+
+
+def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypatch):
+    restricted(monkeypatch)
     query = "hey can you list issues of acme on github please"
     plan = match_plan.plan(registry, query_words(registry, query), [])
-    assert plan.skip > 0 and not plan.builtin and " AND " in plan.match.split(") AND (")[0]
+    assert plan.skip > 0 and plan.builtin_share is None and " AND " in plan.match.split(") AND (")[0]
     count = registry.execute(
         "SELECT count(*) FROM tools_fts WHERE tools_fts MATCH ?", (plan.match.split(") AND (")[0] + ")",)
     ).fetchone()[0]
@@ -150,13 +156,85 @@ def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypa
 def test_words_in_a_quarter_of_the_catalog_are_scored_but_not_combined(registry, monkeypatch):
     # 'github' and 'issues' are in 32 of 68 tools: ANDing them into every co-occurrence group
     # would make each count read their long doclists and tell few tools apart
-    monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
-    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
+    restricted(monkeypatch)
     plan = match_plan.plan(registry, query_words(registry, "list issues of acme on github"), [])
     restriction, scored = plan.match.split(") AND (")
     assert '"acme"' in restriction and '"list"' in restriction
     assert '"github"' not in restriction and '"issues"' not in restriction
     assert '"github"' in scored and '"issues"' in scored
+
+
+def brute_force_ranking(conn, query, limit=10):
+    """Every row holding a selector, scored by router_bm25 over all the plan's words: what
+    ranking every candidate gives (no trigger or boost phrase in these queries)."""
+    from router.catalog import bm25
+    from router.catalog.search import COLUMN_WEIGHTS
+
+    bm25.register(conn)
+    plan = match_plan.plan(conn, query_words(conn, query), [])
+    selectors = " OR ".join(f'"{w.text}"' for w in plan.scored if not w.stop) or " OR ".join(
+        f'"{w.text}"' for w in plan.scored
+    )
+    everything = " OR ".join(f'"{w.text}"' for w in plan.scored)
+    skip = len(selectors.split(" OR "))
+    config = bm25.scoring_config(skip, COLUMN_WEIGHTS, list(plan.idfs))
+    rows = conn.execute(
+        "SELECT t.name, router_bm25(tools_fts, ?) AS s FROM tools_fts JOIN tools t ON t.id = tools_fts.rowid "
+        "WHERE tools_fts MATCH ? ORDER BY s DESC, t.name LIMIT ?",
+        (config, f"({selectors}) AND ({everything})", limit),
+    )
+    return [(name, score) for name, score in rows]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "can you list the issues of the acme organisation please",  # stop words: selectors counted twice
+        "issues acme organisation",  # selectors only
+        "show me what globex has in its issues please",
+    ],
+)
+def test_a_small_catalog_ranks_every_candidate(registry, monkeypatch, query):
+    """Under MAX_FULLY_RANKED_TOOLS, FTS5's bm25() ranks every row a selector selects, and its
+    share of it is the router's BM25 exactly: a candidate budget too small for the query
+    changes nothing (in a large catalog it would restrict the candidates)."""
+    monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
+    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
+    plan = match_plan.plan(registry, query_words(registry, query), [])
+    assert plan.builtin_share is not None
+    hits = search(registry, query, explain=True)
+    expected = brute_force_ranking(registry, query)
+    assert len(hits) == len(expected) > 4
+    assert [h.name for h in hits] == [name for name, _ in expected]
+    for hit, (_, score) in zip(hits, expected):
+        assert hit.explain.bm25 == pytest.approx(score, rel=1e-9)
+
+
+def test_the_best_candidate_is_found_past_the_first_rows_of_the_match(tmp_path):
+    """FTS5's bm25() ranks all the rows of its match, not the first few hundred it reads (the
+    restricted plan's scan cap): a word in 600 of 1,300 tools, the best of them the last row."""
+    from router.db import connect
+
+    tools = [
+        tool(f"widget_{i:04}", f"Widget {i} of the frobnicate pipeline, among many others.")
+        for i in range(600)
+    ]
+    tools += [tool(f"gadget_{i:04}", f"Gadget {i}, which does something else entirely.") for i in range(700)]
+    tools.append(tool("zeta_frobnicate", "Frobnicate: run the frobnicate step."))
+    conn = load(connect(tmp_path / "c.db"), tmp_path, tools)
+    assert match_plan.plan(conn, query_words(conn, "frobnicate"), []).builtin_share == 1.0
+    assert search(conn, "frobnicate", limit=1)[0].name == "zeta_frobnicate"
+
+
+def test_a_phrase_of_stop_words_only_keeps_the_restriction(registry):
+    """A matched phrase that no selector covers can select rows of its own, which ranking the
+    selectors' rows would miss: the plan keeps it as a condition of the restriction."""
+    words = query_words(registry, "list issues of acme")
+    covered = match_plan.Condition('{triggers} : "list issues"', 8, frozenset({"list", "issues"}))
+    uncovered = match_plan.Condition('{triggers} : "of the"', 8, frozenset({"of", "the"}))
+    assert match_plan.plan(registry, words, [covered]).builtin_share == 0.5
+    plan = match_plan.plan(registry, words, [uncovered])
+    assert plan.builtin_share is None and '{triggers} : "of the"' in plan.match
 
 
 def test_phrases_found_in_memory_and_in_sql_agree(registry, monkeypatch):

@@ -3,19 +3,23 @@ query is bounded however large the catalog and however common its words.
 
 FTS5 scores every row a MATCH selects, so the rows selected set the cost. Three cases:
 
-- Few rows: every selector word is OR-ed and FTS5's own bm25() scores them (`builtin`).
-- More rows, or stop words to score: `(G) AND (w1 OR w2 ...)`. The restriction G decides
-  which rows are candidates (only selectors and matched trigger/boost phrases, never stop
-  words alone); the OR after it positions every scored word on each candidate, and
-  router_bm25 (router/catalog/bm25.py) scores those words only, with the IDFs passed in.
-- Many rows: G keeps the rarest conditions whole (their rows fit half the budget) and asks
-  the common ones to co-occur: any 1, then any 2, ... of them, the first level whose rows
-  (counted with a LIMIT, a cheap boolean pass) fit MAX_CANDIDATE_ROWS. A tool that shares
-  only one common word with the query is then not a candidate, and one that shares most of
-  its words is: in a catalog of many near-duplicate servers, the words the right tool has
-  and its neighbours lack are what tells them apart.
-
-Whatever G ends up as, the scoring pass reads at most MAX_SCANNED_ROWS rows.
+- Few rows, nothing but selectors to score: the selector words OR-ed, ranked by FTS5's own
+  bm25() (C, ≈0.3 µs a row): `builtin_share` 1.0.
+- Few rows in a catalog of at most MAX_FULLY_RANKED_TOOLS, stop words or phrases in the
+  query: `(S) AND (w1 OR w2 ...)`, S the selectors OR-ed. FTS5's bm25() ranks every candidate
+  with each selector counted twice (it is a phrase of S and of the OR), so half its value is
+  BM25 with the stop words at half their IDF (STOP_WORD_IDF_FACTOR): `builtin_share` 0.5.
+- Otherwise `(G) AND (w1 OR w2 ...)`. The restriction G decides which rows are candidates
+  (only selectors and matched trigger/boost phrases, never stop words alone); the OR after
+  it positions every scored word on each candidate, and router_bm25
+  (router/catalog/bm25.py) scores those words only, with the IDFs passed in. When the
+  conditions' rows exceed MAX_WHOLE_ROWS, G keeps the rarest conditions whole (their rows
+  fit half the budget) and asks the common ones to co-occur: any 1, then any 2, ... of them,
+  the first level whose rows (counted with a LIMIT, a cheap boolean pass) fit
+  MAX_CANDIDATE_ROWS. A tool that shares only one common word with the query is then not a
+  candidate, and one that shares most of its words is: in a catalog of many near-duplicate
+  servers, the words the right tool has and its neighbours lack are what tells them apart.
+  Whatever G ends up as, the scoring pass reads at most MAX_SCANNED_ROWS rows.
 """
 
 import itertools
@@ -29,9 +33,19 @@ from router.catalog.query_words import Word
 from router.db import PerConnection, catalog_size, catalog_version, scalar
 from router.fts import fts_or_query, fts_string
 
-# Rows FTS5's bm25() may score in one query (≈0.25 µs a row, IDF counting included) before
-# the restricted plan, whose candidates router_bm25 scores at ≈2-3 µs a row, is cheaper.
+# Rows FTS5's bm25() may rank in one query (≈0.3 µs a row, IDF counting included) before the
+# restricted plan, whose candidates router_bm25 scores at ≈2-3 µs a row, is cheaper.
 MAX_BUILTIN_ROWS = 1_500
+# Catalogs of at most this many tools rank every candidate of a query with stop words or
+# phrases when FTS5's bm25() may (MAX_BUILTIN_ROWS, ≈0.5-0.8 ms): there the restriction's
+# co-occurrence levels cost recall (ToolBench's 2,479 RapidAPI endpoints: 0.015 recall@5) and
+# save little. Larger catalogs keep the restricted plan, whose cost does not grow with the
+# words' rows: on the 10,000-tool synthetic catalog ranking every candidate took the median
+# search from 0.61 to 0.80 ms.
+MAX_FULLY_RANKED_TOOLS = 5_000
+# Postings FTS5's bm25() may count for its IDFs in one query (≈27 ns each: it reads every row
+# holding each phrase of the MATCH, however few rows the MATCH selects).
+MAX_BUILTIN_COUNTED_ROWS = 20_000
 # Candidate rows the co-occurrence restriction aims for (≈0.2 ms of router_bm25).
 MAX_CANDIDATE_ROWS = 64
 # Selector rows scored whole, without asking common words to co-occur: a small catalog's
@@ -45,6 +59,8 @@ MAX_SCORED_WORDS = 32
 # half its IDF: the library's list holds conversational words (me, please, can) that only add
 # noise, and tool verbs (open, show, find) that still say what the tool does. Chosen on the
 # tuning sets (seeded, BFCL), where 0.5 and 1.0 tie; the held-out sets were not consulted.
+# FTS5's bm25() gives exactly this weight when the selectors are in its MATCH twice (above):
+# tests/test_search_plan.py checks that both paths score alike.
 STOP_WORD_IDF_FACTOR = 0.5
 # Common conditions combined into co-occurrence levels (C(6, 3) = 20 groups at most).
 MAX_COMBINED_CONDITIONS = 6
@@ -67,6 +83,8 @@ class Condition:
 
     expression: str  # FTS5 syntax, built from quoted strings only
     rows: int
+    # a trigger or boost phrase's words (lower case), empty for a query word
+    words: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -75,7 +93,9 @@ class MatchPlan:
     scored: tuple[Word, ...]
     idfs: tuple[float, ...]
     skip: int  # phrases of the restriction group, ahead of the scored words
-    builtin: bool  # FTS5's bm25() scores the match (an OR of the scored words only)
+    # few rows: the share of FTS5's own bm25() that is the BM25 part (1.0, or 0.5 when the
+    # selectors are in the MATCH twice); None: router_bm25 scores the match
+    builtin_share: float | None = None
 
 
 class TermStats:
@@ -132,17 +152,37 @@ def plan(
     scored = _rarest(list(dict.fromkeys(weighty + selectors)), docs, MAX_SCORED_WORDS)
     selectors = [w for w in selectors if w in scored]
     if not selectors:  # nothing that may select a row: a MATCH that selects nothing
-        return MatchPlan(NOTHING, (), (), 0, False)
+        return MatchPlan(NOTHING, (), (), 0)
     idfs = tuple(
         idf(rows, docs[w.stem]) * (STOP_WORD_IDF_FACTOR if w not in selectors else 1.0) for w in scored
     )
     everything = fts_or_query([w.text for w in scored])
     conditions = [Condition(fts_string(w.text), docs[w.stem]) for w in selectors] + phrases
-    selector_rows = sum(docs[w.stem] for w in selectors)
-    if len(selectors) == len(scored) and not phrases and selector_rows <= MAX_BUILTIN_ROWS:
-        return MatchPlan(everything, tuple(scored), idfs, 0, True)
+    if _few_rows(selectors, scored, phrases, docs):
+        if len(selectors) == len(scored) and not phrases:
+            return MatchPlan(everything, tuple(scored), idfs, 0, builtin_share=1.0)
+        if rows <= MAX_FULLY_RANKED_TOOLS:
+            either = fts_or_query([w.text for w in selectors])
+            return MatchPlan(
+                f"({either}) AND ({everything})", tuple(scored), idfs, len(selectors), builtin_share=0.5
+            )
     restriction, phrase_count = _restriction(conn, conditions, rows)
-    return MatchPlan(f"({restriction}) AND ({everything})", tuple(scored), idfs, phrase_count, False)
+    return MatchPlan(f"({restriction}) AND ({everything})", tuple(scored), idfs, phrase_count)
+
+
+def _few_rows(
+    selectors: list[Word], scored: list[Word], phrases: list[Condition], docs: dict[str, int]
+) -> bool:
+    """Whether FTS5's bm25() may rank every row the selectors select: few enough rows, few
+    enough postings for it to count (each phrase of the MATCH once; the selectors may be
+    there twice), and no matched phrase that selects a row none of the selectors does (one
+    of stop words only), which the restriction keeps as a candidate."""
+    selector_texts = {w.text for w in selectors}
+    return (
+        sum(docs[w.stem] for w in selectors) <= MAX_BUILTIN_ROWS
+        and sum(docs[w.stem] for w in selectors + scored) <= MAX_BUILTIN_COUNTED_ROWS
+        and all(c.words & selector_texts for c in phrases)
+    )
 
 
 def _rarest(words: list[Word], docs: dict[str, int], keep: int) -> list[Word]:

@@ -123,6 +123,7 @@ def matched_phrases(conn: apsw.Connection, query: str, version: int | None) -> M
             tools
             if tools is not None
             else scalar(conn, PHRASE_TOOLS_SQL, {"phrase": phrase, "kind": kind, "cap": PHRASE_TOOLS_CAP}),
+            frozenset(phrase.split()),
         )
         for phrase, kind, tools in found
         if " " in phrase

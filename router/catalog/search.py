@@ -6,14 +6,15 @@ The query text is never handed to FTS5 as syntax: it is split into words by the 
 tokenizer (router/catalog/query_words.py) and each word is quoted, so quotes, '*', ':', NEAR,
 '-', parentheses and the like are only words.
 
-Two statements rank: FTS5 selects the candidates the match plan allows
-(router/catalog/match_plan.py: bounded however common the words) and BM25 scores them
-(POOL_SQL_*); the best POOL_MARGIN beyond `limit` (NO_PHRASE_POOL_MARGIN when the query holds
-no trigger or boost phrase of the catalog, router/catalog/phrases.py) get their trigger and
-boost parts from tool_phrases (an index seek per candidate, however many tools share a
-phrase) and what a hit shows (HITS_SQL). The final order puts a tool the whole query names
-first (router/catalog/exact_names.py), then the score, a tool that cannot be called now (its
-server unavailable here, or its breaker open) demoted by UNAVAILABLE_PENALTY, then the name.
+FTS5 selects the candidates the match plan allows (router/catalog/match_plan.py: bounded
+however common the words) and BM25 scores them (POOL_SQL_*: FTS5's own bm25() when they are
+few, router_bm25 otherwise); the best POOL_MARGIN beyond `limit` (NO_PHRASE_POOL_MARGIN when
+the query holds no trigger or boost phrase of the catalog, router/catalog/phrases.py) get
+their trigger and boost parts from tool_phrases (an index seek per candidate, however many
+tools share a phrase) and what a hit shows (HITS_SQL). The final order puts a tool the whole
+query names first (router/catalog/exact_names.py), then the score, a tool that cannot be
+called now (its server unavailable here, or its breaker open) demoted by
+UNAVAILABLE_PENALTY, then the name.
 """
 
 import json
@@ -23,7 +24,13 @@ from dataclasses import asdict, dataclass
 import apsw
 
 from router.catalog import bm25, exact_names
-from router.catalog.match_plan import MAX_SCANNED_ROWS, MatchPlan, plan, term_stats
+from router.catalog.match_plan import (
+    MAX_BUILTIN_ROWS,
+    MAX_SCANNED_ROWS,
+    MatchPlan,
+    plan,
+    term_stats,
+)
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
 from router.clock import unix_now
@@ -78,10 +85,13 @@ SELECT id, bm25 FROM (
 ORDER BY bm25 DESC, id
 LIMIT :pool
 """
-# The candidates, scored: FTS5's own bm25() (negated: larger is better) when the plan lets it
-# score the match, else router_bm25 with the IDFs passed in, scoring only the plan's words.
+# The candidates, scored: FTS5's own bm25() (negated: larger is better; the plan's share of
+# it) when the plan lets it score the match, else router_bm25 with the IDFs passed in,
+# scoring only the plan's words. The inner LIMIT caps the rows scored, whichever they are:
+# the plan keeps FTS5's bm25() to matches of at most MAX_BUILTIN_ROWS rows, so it ranks them
+# all.
 POOL_SQL_FTS5_BM25 = _POOL_TEMPLATE.format(
-    score="-bm25(tools_fts, :w_name, :w_description, :w_args, :w_triggers, :w_boost)"
+    score="-:share * bm25(tools_fts, :w_name, :w_description, :w_args, :w_triggers, :w_boost)"
 )
 POOL_SQL_ROUTER_BM25 = _POOL_TEMPLATE.format(score=f"{bm25.FUNCTION_NAME}(tools_fts, :config)")
 
@@ -160,6 +170,30 @@ class _RouterBm25:
 _router_bm25 = PerConnection(_RouterBm25)
 
 
+def _scored_pool(
+    conn: apsw.Connection, match_plan: MatchPlan, config: str, size: int, filters: dict
+) -> dict[int, float]:
+    """The best `size` candidates (tool id → BM25 part), best first."""
+    builtin = match_plan.builtin_share is not None
+    ranked = conn.execute(
+        POOL_SQL_FTS5_BM25 if builtin else POOL_SQL_ROUTER_BM25,
+        {
+            "match": match_plan.match,
+            "config": config,
+            "scan_cap": MAX_BUILTIN_ROWS if builtin else MAX_SCANNED_ROWS,
+            "pool": size,
+            "share": match_plan.builtin_share,
+            "w_name": NAME_WORDS_WEIGHT,
+            "w_description": DESCRIPTION_WEIGHT,
+            "w_args": ARG_TEXT_WEIGHT,
+            "w_triggers": TRIGGERS_WEIGHT,
+            "w_boost": BOOST_WORDS_WEIGHT,
+            **filters,
+        },
+    )
+    return dict(ranked.fetchall())  # type: ignore[arg-type]
+
+
 def search(
     conn: apsw.Connection,
     query: str,
@@ -194,23 +228,8 @@ def search(
         "may_call_mutating": bool(may_call_mutating),
         "unfiltered": profile is None and bool(may_call_mutating),
     }
-    pool: dict[int, float] = dict(
-        conn.execute(
-            POOL_SQL_FTS5_BM25 if match_plan.builtin else POOL_SQL_ROUTER_BM25,
-            {
-                "match": match_plan.match,
-                "config": config,
-                "scan_cap": MAX_SCANNED_ROWS,
-                "pool": limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN),
-                "w_name": NAME_WORDS_WEIGHT,
-                "w_description": DESCRIPTION_WEIGHT,
-                "w_args": ARG_TEXT_WEIGHT,
-                "w_triggers": TRIGGERS_WEIGHT,
-                "w_boost": BOOST_WORDS_WEIGHT,
-                **filters,
-            },
-        ).fetchall()  # type: ignore[arg-type]
-    )
+    pool_size = limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN)
+    pool = _scored_pool(conn, match_plan, config, pool_size, filters)
     named = exact_names.exact_name_ids(conn, query)
     for tool_id in named:
         if tool_id not in pool:
