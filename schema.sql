@@ -571,21 +571,25 @@ END;
 
 DROP VIEW IF EXISTS v_search;
 -- mcp_search_tools: what a hit shows (never the schema) and what filters it: the role's
--- right to call mutating tools, and the breakers of the tool and of its backend server.
+-- right to call mutating tools; what demotes it: the breakers of the tool and of its backend
+-- server, and a quarantine.
 -- The profile is a correlated lookup, not a join: the search statement reaches this view by
 -- tool id, and a join let the planner scan every server per hit.
 -- breaker_state is 'open' when either breaker is; breaker_opened_at is then the later
 -- opening of the open ones (both share one window, so the later one decides).
+-- quarantined_fields: what its server now lists differently (router/catalog/quarantine.py).
 CREATE VIEW v_search AS
 SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server) AS profile,
        t.server, t.summary, t.mutating,
        CASE WHEN b.state = 'open' OR bb.state = 'open' THEN 'open'
             ELSE coalesce(b.state, bb.state) END AS breaker_state,
        nullif(max(CASE WHEN b.state = 'open' THEN b.opened_at ELSE -1 END,
-                  CASE WHEN bb.state = 'open' THEN bb.opened_at ELSE -1 END), -1) AS breaker_opened_at
+                  CASE WHEN bb.state = 'open' THEN bb.opened_at ELSE -1 END), -1) AS breaker_opened_at,
+       q.changed AS quarantined_fields
 FROM tools t
 LEFT JOIN breaker b ON b.tool = t.name
-LEFT JOIN backend_breaker bb ON bb.server = t.server;
+LEFT JOIN backend_breaker bb ON bb.server = t.server
+LEFT JOIN tool_quarantine q ON q.tool = t.name;
 
 ------------------------------------------------------------------------------------------
 -- Facade (mcp_call_tool): where a call goes and what guards it.

@@ -17,7 +17,7 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -135,6 +135,9 @@ UPDATE tools SET read_only_source = 'server'
 WHERE json_type(annotations, '$.readOnlyHint') IN ('true', 'false');
 ALTER TABLE audit ADD COLUMN read_only_source TEXT;
 """
+
+# Version 8: v_search carries a tool's quarantine, so search demotes a quarantined tool like
+# one that cannot be called. A view only: schema.sql re-creates it, no step needed.
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed

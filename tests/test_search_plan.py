@@ -347,3 +347,22 @@ def test_the_breaker_window_is_the_callers(registry):
     assert acme(breaker_open_s=60.0).available is False
     assert "breaker" in acme(breaker_open_s=60.0).unavailable_reason
     assert acme(breaker_open_s=10.0).available is True
+
+
+def test_a_quarantined_tool_is_marked_and_demoted_by_search_itself(registry):
+    """A tool whose server now lists another definition is uncallable until accepted: search
+    (the meta-tool and the CLI alike) says why and ranks it like any tool that cannot be
+    called now: below a callable one that fits as well."""
+    query = "list github issues"
+    first = search(registry, query, explain=True)[0]
+    assert first.available
+    registry.execute(
+        "INSERT INTO tool_quarantine(tool, server, catalog_hash, live_hash, changed, detected_at) "
+        "VALUES (?, 'x', 'a', 'b', 'description', '2026-12-01T10:00:00Z')",
+        (first.name,),
+    )
+    after = search(registry, query, explain=True)
+    assert after[0].name != first.name and after[0].available
+    held = next(h for h in after if h.name == first.name)
+    assert held.available is False and held.score == pytest.approx(first.score)
+    assert "quarantined" in held.unavailable_reason and "description" in held.unavailable_reason

@@ -13,7 +13,7 @@ the query holds no trigger or boost phrase of the catalog, router/catalog/phrase
 their trigger and boost parts from tool_phrases (an index seek per candidate, however many
 tools share a phrase) and what a hit shows (HITS_SQL). The final order puts a tool the whole
 query names first (router/catalog/exact_names.py), then the score, a tool that cannot be
-called now (its server unavailable here, or its breaker open) demoted by
+called now (quarantined, its server unavailable here, or its breaker open) demoted by
 UNAVAILABLE_PENALTY, then the name.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import apsw
 
-from router.catalog import bm25, exact_names
+from router.catalog import bm25, exact_names, quarantine
 from router.catalog.match_plan import (
     MAX_BUILTIN_ROWS,
     MAX_SCANNED_ROWS,
@@ -102,15 +102,15 @@ SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts M
 
 # What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
 # phrases of the query each one has (an index seek per candidate; left out when the query
-# holds no phrase of the catalog), its server's reason to be unavailable here, and its
-# breaker. The reason is a key lookup (json_extract; server names never hold a quote): a
+# holds no phrase of the catalog), its server's reason to be unavailable here, its breaker,
+# and its quarantine. The reason is a key lookup (json_extract; server names never hold a quote): a
 # json_each scan of the mapping per candidate cost 0.18 ms a search with 135 unavailable
 # servers, the lookup 0.06 ms.
 _HITS_TEMPLATE = """
 SELECT v.id, v.name, v.profile, v.summary, {trigger}, {boost},
        json_extract(:unavailable, '$."' || v.server || '"'),
        coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0),
-       v.breaker_opened_at
+       v.breaker_opened_at, v.quarantined_fields
 FROM json_each(:ids) c
 CROSS JOIN v_search v ON v.id = c.value
 WHERE (:profile IS NULL OR v.profile = :profile)
@@ -211,9 +211,9 @@ def search(
 
     may_call_mutating=False hides tools that mutate state (the caller's role may not call
     them). A tool whose breaker opened less than `breaker_open_s` before `now` (unix
-    seconds, default: the clock), or whose server is a key of `unavailable` (server name →
-    why it cannot be called here), comes back with available=False and the reason, ranked
-    UNAVAILABLE_PENALTY lower.
+    seconds, default: the clock), whose server is a key of `unavailable` (server name →
+    why it cannot be called here), or that is quarantined (router/catalog/quarantine.py)
+    comes back with available=False and the reason, ranked UNAVAILABLE_PENALTY lower.
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
@@ -249,8 +249,10 @@ def search(
         },
     )
     ranked = []
-    for tool_id, name, hit_profile, summary, trigger, boost, reason, breaker_open, opened_at in rows:
-        if reason is None and breaker_open:
+    for tool_id, name, hit_profile, summary, trigger, boost, reason, breaker_open, opened_at, changed in rows:
+        if changed is not None:  # its server lists another definition: the strongest reason
+            reason = quarantine.reason(changed)
+        elif reason is None and breaker_open:
             retry = max(0, round(opened_at + breaker_open_s - now_s))
             reason = f"circuit breaker open after repeated failures; retry in about {retry} s"
         parts = Explain(

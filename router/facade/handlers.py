@@ -17,7 +17,6 @@ from pydantic import BaseModel, ValidationError
 
 from router.agents.roles import Role
 from router.availability import Availability
-from router.catalog import quarantine
 from router.catalog.search import search
 from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now
@@ -150,15 +149,12 @@ def _search_answer(
         hits = _run_search(conn, ctx, parsed)
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
-    held = quarantine.quarantined_tools(conn)
     tools = []
     for hit in hits:
         entry: dict[str, Any] = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
-        reason = quarantine.reason(held[hit.name]) if hit.name in held else hit.unavailable_reason
-        if not hit.available or reason is not None:
+        if not hit.available:
             entry["available"] = False
-        if reason is not None:
-            entry["unavailable_reason"] = reason
+            entry["unavailable_reason"] = hit.unavailable_reason
         tools.append(entry)
     result: dict[str, Any] = {"tools": tools}
     if not hits and catalog_size(conn) == 0:
