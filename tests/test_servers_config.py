@@ -136,3 +136,22 @@ def test_cli_search_marks_unavailable_tools_and_an_empty_catalog_is_an_error(tmp
     assert ghidra["available"] is False and ghidra["unavailable_reason"].startswith("not installed")
     assert main(["search", "--db", str(db), "current time in a timezone", "--limit", "1"]) == 0
     assert "unavailable" not in capsys.readouterr().out  # mcp-server-time is installed
+
+
+def test_servers_shows_a_backend_breaker_with_its_last_failure(tmp_path, capsys):
+    servers = layer(tmp_path / "s.toml", '[servers.flaky]\nprofile = "custom"\ncommand = "flaky-mcp"\n')
+    db = tmp_path / "r.db"
+    conn = connect(db)
+    conn.execute(
+        "INSERT INTO backend_breaker(server, state, consecutive_failures, opened_at, updated_at, last_error) "
+        "VALUES ('flaky', 'open', 3, 1764583200.0, '2026-12-01T10:00:00Z', 'exited with status 3 at start')"
+    )
+    conn.close()
+    assert main(["servers", "--db", str(db), "--servers", str(servers), "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out) if r["server"] == "flaky")
+    assert row["server_breaker"] == "open since 2025-12-01T10:00:00Z"
+    assert row["server_breaker_error"] == "exited with status 3 at start"
+    assert main(["servers", "--db", str(db), "--servers", str(servers)]) == 0
+    text = capsys.readouterr().out
+    assert "flaky: NOT AVAILABLE" in text and "server breaker open since 2025-12-01T10:00:00Z" in text
+    assert "last failure: exited with status 3 at start" in text

@@ -22,6 +22,10 @@ OPEN_BREAKERS_PER_SERVER_SQL = """
 SELECT t.server, count(*) FROM breaker b JOIN tools t ON t.name = b.tool
 WHERE b.state <> 'closed' GROUP BY t.server
 """
+# the breaker of the backend itself (its process failing to start or dying), not of a tool
+SERVER_BREAKERS_SQL = """
+SELECT server, state, opened_at, last_error FROM v_backend_breaker_state WHERE state <> 'closed'
+"""
 RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_runs"
 
 
@@ -32,6 +36,7 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
         tools = _counts(conn, TOOLS_PER_SERVER_SQL)
         quarantined = _counts(conn, QUARANTINED_PER_SERVER_SQL)
         breakers = _counts(conn, OPEN_BREAKERS_PER_SERVER_SQL)
+        server_breakers = {str(row[0]): row[1:] for row in conn.execute(SERVER_BREAKERS_SQL)}
         runs: dict[str, list[str]] = {}
         for server, router_pid, backend_pid, backend_start in conn.execute(RUNS_SQL):
             if still_running(backend_pid, backend_start):
@@ -60,6 +65,9 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
             row["installed"] = row["problem"] is None
         row["quarantined"] = quarantined.get(name, 0)
         row["breaker"] = f"open for {breakers[name]} tools" if name in breakers else "closed"
+        state, opened_at, last_error = server_breakers.get(name, ("closed", None, None))
+        row["server_breaker"] = state if opened_at is None else f"{state} since {opened_at}"
+        row["server_breaker_error"] = last_error
         rows.append(row)
     return rows
 
@@ -76,13 +84,16 @@ def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> i
     for row in rows:
         state = "installed" if row["installed"] else "NOT AVAILABLE"
         print(
-            f"{row['server']}: {state}; {row['tools']} tools; running: {row['running']}; breaker {row['breaker']}"
+            f"{row['server']}: {state}; {row['tools']} tools; running: {row['running']}; "
+            f"breaker {row['breaker']}; server breaker {row['server_breaker']}"
         )
         print(f"    declared: {row['declared']}")
         if row["program"]:
             print(f"    program:  {row['program']}")
         if row["problem"]:
             print(f"    why:      {row['problem']}")
+        if row["server_breaker_error"]:
+            print(f"    last failure: {row['server_breaker_error']}")
         if row["quarantined"]:
             print(
                 f"    quarantined tools: {row['quarantined']} (context-router harvest {row['server']} --accept-changed)"
