@@ -101,13 +101,13 @@ SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts M
 """
 
 # What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
-# phrases of the query each one has (an index seek per candidate; left out when the query
-# holds no phrase of the catalog), its server's reason to be unavailable here, its breaker,
-# and its quarantine. The reason is a key lookup (json_extract; server names never hold a quote): a
-# json_each scan of the mapping per candidate cost 0.18 ms a search with 135 unavailable
-# servers, the lookup 0.06 ms.
+# phrases of the query each one has (one index seek per candidate for both kinds, a bit each,
+# TRIGGER_BIT and BOOST_BIT; left out when the query holds no phrase of the catalog), its server's reason
+# to be unavailable here, its breaker, and its quarantine. The reason is a key lookup
+# (json_extract; server names never hold a quote): a json_each scan of the mapping per
+# candidate cost 0.18 ms a search with 135 unavailable servers, the lookup 0.06 ms.
 _HITS_TEMPLATE = """
-SELECT v.id, v.name, v.profile, v.summary, {trigger}, {boost},
+SELECT v.id, v.name, v.profile, v.summary, {phrase_bits},
        json_extract(:unavailable, '$."' || v.server || '"'),
        coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0),
        v.breaker_opened_at, v.quarantined_fields
@@ -116,12 +116,13 @@ CROSS JOIN v_search v ON v.id = c.value
 WHERE (:profile IS NULL OR v.profile = :profile)
   AND (:may_call_mutating OR v.mutating = 0)
 """
-_PHRASE_KIND_OF_HIT = """coalesce((SELECT max(p.kind = '{kind}') FROM tool_phrases p
-         WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0)"""
+TRIGGER_BIT, BOOST_BIT = 1, 2
 HITS_SQL = _HITS_TEMPLATE.format(
-    trigger=_PHRASE_KIND_OF_HIT.format(kind="trigger"), boost=_PHRASE_KIND_OF_HIT.format(kind="boost")
+    phrase_bits=f"""coalesce((SELECT max(p.kind = 'trigger') * {TRIGGER_BIT} | max(p.kind = 'boost') * {BOOST_BIT}
+         FROM tool_phrases p
+         WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0)"""
 )
-HITS_SQL_NO_PHRASES = _HITS_TEMPLATE.format(trigger="0", boost="0")
+HITS_SQL_NO_PHRASES = _HITS_TEMPLATE.format(phrase_bits="0")
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,8 @@ def search(
         },
     )
     ranked = []
-    for tool_id, name, hit_profile, summary, trigger, boost, reason, breaker_open, opened_at, changed in rows:
+    for tool_id, name, hit_profile, summary, phrase_bits, reason, breaker_open, opened_at, changed in rows:
+        trigger, boost = bool(phrase_bits & TRIGGER_BIT), bool(phrase_bits & BOOST_BIT)
         if changed is not None:  # its server lists another definition: the strongest reason
             reason = quarantine.reason(changed)
         elif reason is None and breaker_open:
