@@ -101,11 +101,11 @@ SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts M
 """
 
 # What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
-# phrases of the query each one has (one index seek per candidate for both kinds, a bit each,
-# TRIGGER_BIT and BOOST_BIT; left out when the query holds no phrase of the catalog), its server's reason
-# to be unavailable here, its breaker, and its quarantine. The reason is a key lookup
-# (json_extract; server names never hold a quote): a json_each scan of the mapping per
-# candidate cost 0.18 ms a search with 135 unavailable servers, the lookup 0.06 ms.
+# phrases of the query each one has (one index seek per candidate for both kinds, a bit
+# each: TRIGGER_BIT, BOOST_BIT; left out when the query holds no phrase of the catalog), its
+# server's reason to be unavailable here, its breaker, and its quarantine. The reason is a
+# key lookup (json_extract; server names never hold a quote): a json_each scan of the
+# mapping per candidate cost 0.18 ms a search with 135 unavailable servers, the lookup 0.06 ms.
 _HITS_TEMPLATE = """
 SELECT v.id, v.name, v.profile, v.summary, {phrase_bits},
        json_extract(:unavailable, '$."' || v.server || '"'),
