@@ -9,7 +9,9 @@ from router.catalog import match_plan, phrases
 from router.catalog.load import load_catalog
 from router.catalog.query_words import query_words
 from router.catalog.search import UNAVAILABLE_PENALTY, search
+from router.db import connect
 from router.errors import QueryError
+from router.fts import fts_or_query
 from router.paths import SEEDS_DIR
 
 
@@ -172,16 +174,13 @@ def brute_force_ranking(conn, query, limit=10):
 
     bm25.register(conn)
     plan = match_plan.plan(conn, query_words(conn, query), [])
-    selectors = " OR ".join(f'"{w.text}"' for w in plan.scored if not w.stop) or " OR ".join(
-        f'"{w.text}"' for w in plan.scored
-    )
-    everything = " OR ".join(f'"{w.text}"' for w in plan.scored)
-    skip = len(selectors.split(" OR "))
-    config = bm25.scoring_config(skip, COLUMN_WEIGHTS, list(plan.idfs))
+    words = [w.text for w in plan.scored]
+    selectors = [w.text for w in plan.scored if not w.stop] or words
+    config = bm25.scoring_config(len(selectors), COLUMN_WEIGHTS, list(plan.idfs))
     rows = conn.execute(
         "SELECT t.name, router_bm25(tools_fts, ?) AS s FROM tools_fts JOIN tools t ON t.id = tools_fts.rowid "
         "WHERE tools_fts MATCH ? ORDER BY s DESC, t.name LIMIT ?",
-        (config, f"({selectors}) AND ({everything})", limit),
+        (config, f"({fts_or_query(selectors)}) AND ({fts_or_query(words)})", limit),
     )
     return [(name, score) for name, score in rows]
 
@@ -213,8 +212,6 @@ def test_a_small_catalog_ranks_every_candidate(registry, monkeypatch, query):
 def test_the_best_candidate_is_found_past_the_first_rows_of_the_match(tmp_path):
     """FTS5's bm25() ranks all the rows of its match, not the first few hundred it reads (the
     restricted plan's scan cap): a word in 600 of 1,300 tools, the best of them the last row."""
-    from router.db import connect
-
     tools = [
         tool(f"widget_{i:04}", f"Widget {i} of the frobnicate pipeline, among many others.")
         for i in range(600)
