@@ -46,9 +46,15 @@ class PlainFts5:
         # the name column is only carried for the result (weight 0); it must not match
         self.stops = stop_words()
 
-    def rank(self, query: str, k: int = 10) -> list[str]:
+    def match_expression(self, query: str) -> str | None:
+        """The query's words, stop words out, OR-ed over the text columns; None if none is left."""
         words = [w for w in dict.fromkeys(_WORD.findall(query.lower())) if w not in self.stops]
         if not words:
+            return None
+        return "{name_words description arg_text} : (" + fts_or_query(words) + ")"
+
+    def rank(self, query: str, k: int = 10) -> list[str]:
+        match = self.match_expression(query)
+        if match is None:
             return []
-        match = "{name_words description arg_text} : (" + fts_or_query(words) + ")"
         return [row[0] for row in self.conn.execute(SEARCH_SQL, {"match": match, "k": k})]
