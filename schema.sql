@@ -569,6 +569,34 @@ CREATE TRIGGER IF NOT EXISTS tool_phrases_ad AFTER DELETE ON tools BEGIN
     DELETE FROM tool_phrases WHERE tool_id = old.id;
 END;
 
+------------------------------------------------------------------------------------------
+-- Semantic ranking: each tool's text embedded by a local model, in this same file.
+------------------------------------------------------------------------------------------
+
+-- One vector per tool definition and model (router/catalog/embeddings.py): the text embedded
+-- is "name words: description" (router/catalog/tool_text.py embedding_text), a function of the
+-- definition, so tools with one definition share a row and a load that leaves a definition
+-- unchanged recomputes nothing; `model` is the model's identity (a hash of its files), so a
+-- new model re-embeds. The vector is `dim` int8 components times `scale` (L2 norm about 1;
+-- a text with no token the model knows is all zeros, scale 0).
+CREATE TABLE IF NOT EXISTS tool_embeddings (
+    definition_hash TEXT NOT NULL,
+    model           TEXT NOT NULL,
+    dim             INTEGER NOT NULL CHECK (dim > 0),
+    scale           REAL NOT NULL CHECK (scale >= 0),
+    vector          BLOB NOT NULL CHECK (length(vector) = dim),
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (definition_hash, model)
+) STRICT, WITHOUT ROWID;
+
+DROP VIEW IF EXISTS v_tool_embeddings;
+-- Which tools are embedded, by which model and when: one row per tool and model, model NULL
+-- for a tool without a vector (search then ranks it by its words alone).
+CREATE VIEW v_tool_embeddings AS
+SELECT t.name AS tool, t.server, e.model, e.dim, e.created_at
+FROM tools t
+LEFT JOIN tool_embeddings e ON e.definition_hash = t.definition_hash;
+
 DROP VIEW IF EXISTS v_search;
 -- mcp_search_tools: what a hit shows (never the schema) and what filters it: the role's
 -- right to call mutating tools; what demotes it: the breakers of the tool and of its backend
@@ -636,5 +664,15 @@ CREATE TRIGGER IF NOT EXISTS catalog_version_quarantine_ai AFTER INSERT ON tool_
 END;
 
 CREATE TRIGGER IF NOT EXISTS catalog_version_quarantine_ad AFTER DELETE ON tool_quarantine BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
+-- Search caches the vectors per catalog version: vectors written or dropped without a tool
+-- changing (a new model, a first load after an upgrade) must reach it too.
+CREATE TRIGGER IF NOT EXISTS catalog_version_embeddings_ai AFTER INSERT ON tool_embeddings BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS catalog_version_embeddings_ad AFTER DELETE ON tool_embeddings BEGIN
     UPDATE catalog_version SET version = version + 1 WHERE id = 1;
 END;

@@ -17,7 +17,7 @@ from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -138,6 +138,9 @@ ALTER TABLE audit ADD COLUMN read_only_source TEXT;
 
 # Version 8: v_search carries a tool's quarantine, so search demotes a quarantined tool like
 # one that cannot be called. A view only: schema.sql re-creates it, no step needed.
+
+# Version 9: tool_embeddings and v_tool_embeddings, each tool's vector from the local
+# semantic model. New objects only: schema.sql creates them; the next catalog load embeds.
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed

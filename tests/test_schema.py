@@ -26,6 +26,7 @@ PROMISED_VIEWS = {
     "v_breaker_state",
     "v_skills",
     "v_tool_schema",
+    "v_tool_embeddings",
 }
 
 

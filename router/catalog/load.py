@@ -13,6 +13,7 @@ from pathlib import Path
 import apsw
 
 from router.catalog import tool_text
+from router.catalog.embeddings import EmbeddingModel, catalog_model, embed_catalog
 from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 from router.catalog.sources import (
     LoadNotes,
@@ -87,6 +88,8 @@ class LoadSummary:
     changed: int
     removed: int
     notes: tuple[str, ...] = ()
+    # tool definitions the semantic model embedded in this load (0 when none was new)
+    embedded: int = 0
 
     @property
     def total(self) -> int:
@@ -97,6 +100,7 @@ class LoadSummary:
         return (
             f"catalog: {self.total} tools ({parts}); "
             f"{self.added} added, {self.changed} changed, {self.removed} removed"
+            + (f"; {self.embedded} embedded" if self.embedded else "")
         )
 
     def report(self) -> str:
@@ -262,8 +266,12 @@ WHERE live_hash = (SELECT definition_hash FROM tools WHERE tools.name = tool_qua
 """
 
 
-def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary:
-    """Make the catalog tables equal to `catalog`, in one transaction, touching only changes."""
+def replace_catalog(
+    conn: apsw.Connection, catalog: CatalogInput, *, model: EmbeddingModel | None = None
+) -> LoadSummary:
+    """Make the catalog tables equal to `catalog`, in one transaction, touching only changes,
+    and embed the tools `model` (default: the catalog's model) has no vector for yet."""
+    model = model if model is not None else catalog_model()
     new_tools = {t.name: t for t in catalog.tools}
     new_servers = {s.name for s in catalog.servers}
     added = changed = removed = 0
@@ -291,6 +299,7 @@ def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary
             if name not in new_servers:
                 conn.execute(DELETE_SERVER, {"name": name})
         conn.execute(DELETE_UNUSED_PROFILES)
+        embedded = embed_catalog(conn, model).embedded
 
         per_profile = {str(profile): int(tools) for profile, tools in conn.execute(SELECT_TOOLS_PER_PROFILE)}
         if added or changed or removed:
@@ -307,7 +316,7 @@ def replace_catalog(conn: apsw.Connection, catalog: CatalogInput) -> LoadSummary
             )
             conn.execute(OPTIMIZE_SEARCH_INDEX)
             conn.execute(RELEASE_ACCEPTED_QUARANTINE)
-    return LoadSummary(per_profile, added, changed, removed, catalog.notes)
+    return LoadSummary(per_profile, added, changed, removed, catalog.notes, embedded)
 
 
 def load_catalog(
@@ -318,13 +327,15 @@ def load_catalog(
     user_seed_dir: Path | None = None,
     disabled: Collection[str] = (),
     strict_user_files: bool = False,
+    model: EmbeddingModel | None = None,
 ) -> LoadSummary:
     """Validate every input, then replace the catalog; nothing is written on error.
 
     seed_dir: the shipped seeds (strict). user_seed_dir: the seeds `import`, `add` and
     `harvest` wrote for the user (lenient; a server's seed there replaces the shipped one).
     user_files: JSON Lines catalogs (lenient unless strict_user_files). Servers named in
-    `disabled` (an `enabled = false` in a servers file) are left out."""
+    `disabled` (an `enabled = false` in a servers file) are left out. model: what embeds
+    the tools (default: the catalog's model, router/catalog/embeddings.py)."""
     notes = LoadNotes()
     seeds = read_seed_dir(seed_dir) if seed_dir is not None else []
     user_seeds = []
@@ -342,5 +353,5 @@ def load_catalog(
     if not strict_user_files:
         lenient |= {str(path) for path in user_files}
     return replace_catalog(
-        conn, build_catalog_input(chosen, user_catalogs, lenient_origins=lenient, notes=notes)
+        conn, build_catalog_input(chosen, user_catalogs, lenient_origins=lenient, notes=notes), model=model
     )

@@ -56,3 +56,9 @@ def summary(description: str) -> str:
         return text
     cut = text[: SUMMARY_MAX_CHARS - 1].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "…"
+
+
+def embedding_text(name_words: str, description: str) -> str:
+    """What the semantic model embeds for a tool: its name in words, then what it does (the
+    argument text would drown both in shared words such as path, id and limit)."""
+    return f"{name_words}: {description}" if description else name_words

@@ -1,0 +1,104 @@
+"""Each tool's vector from the local semantic model, written with the catalog's rows.
+
+A catalog load calls embed_catalog inside its transaction, after the tool rows: every tool
+definition the model has no vector for yet is embedded (in batches, with progress on stderr
+for a large catalog), and vectors no tool or model uses any more are dropped. A vector is
+keyed by the definition hash and the model's identity, so reloading unchanged tools encodes
+nothing and a new model re-embeds everything. Vectors are stored as int8 with one scale per
+vector (a quarter of float32, and a cosine within about 0.01 of the float one).
+"""
+
+import sys
+from dataclasses import dataclass
+from typing import Protocol
+
+import apsw
+import numpy as np
+
+from router.catalog.tool_text import embedding_text
+from router.clock import utc_now_iso
+from router.semantic.static_model import default_model
+
+# Texts encoded per call: bounds the memory a 100,000-tool load holds at once.
+ENCODE_BATCH = 2_048
+# A load embedding at least this many tools says how far it got on stderr, once per batch.
+PROGRESS_MIN_TOOLS = 5_000
+# The int8 range a component is scaled into (symmetric: -127..127).
+INT8_MAX = 127
+
+
+class EmbeddingModel(Protocol):
+    """What the catalog needs of a model (router/semantic): a stable identity of its files,
+    its dimension, and L2-normalised float32 vectors, one row per text."""
+
+    identity: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EmbedSummary:
+    model: str | None
+    embedded: int
+    dropped: int
+
+
+MISSING_SQL = """
+SELECT definition_hash, name_words, description FROM tools
+WHERE definition_hash NOT IN (SELECT definition_hash FROM tool_embeddings WHERE model = :model)
+GROUP BY definition_hash
+ORDER BY definition_hash
+"""
+INSERT_EMBEDDING = """
+INSERT INTO tool_embeddings(definition_hash, model, dim, scale, vector, created_at)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+# Another model's vectors would only be read again if that model came back; a definition no
+# tool has is gone.
+DROP_STALE_SQL = """
+DELETE FROM tool_embeddings
+WHERE (:model IS NOT NULL AND model <> :model)
+   OR definition_hash NOT IN (SELECT definition_hash FROM tools)
+"""
+
+
+def catalog_model() -> EmbeddingModel | None:
+    """The model a load embeds with and search encodes queries with: the same one, or the
+    catalog's vectors (tagged with its identity) are not used."""
+    return default_model()
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float32 (n, dim) → int8 (n, dim) and each row's scale (vector ≈ int8 × scale)."""
+    peak = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
+    scales = (peak / INT8_MAX).astype(np.float32)
+    safe = np.where(scales > 0, scales, 1.0)[:, None]
+    return np.rint(vectors / safe).clip(-INT8_MAX, INT8_MAX).astype(np.int8), scales
+
+
+def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedSummary:
+    """Embed every tool definition `model` has no vector for, drop vectors nothing uses.
+    Call inside the load's transaction. model None (no model file): no new vectors."""
+    identity = model.identity if model is not None else None
+    conn.execute(DROP_STALE_SQL, {"model": identity})
+    dropped = conn.changes()
+    if model is None:
+        return EmbedSummary(None, 0, dropped)
+    missing = conn.execute(MISSING_SQL, {"model": identity}).fetchall()
+    created = utc_now_iso()
+    show = len(missing) >= PROGRESS_MIN_TOOLS
+    for start in range(0, len(missing), ENCODE_BATCH):
+        batch = missing[start : start + ENCODE_BATCH]
+        vectors = model.encode([embedding_text(str(words), str(text)) for _, words, text in batch])
+        codes, scales = quantize(np.asarray(vectors, dtype=np.float32))
+        conn.executemany(
+            INSERT_EMBEDDING,
+            [
+                (definition_hash, identity, model.dim, float(scale), row.tobytes(), created)
+                for (definition_hash, _, _), row, scale in zip(batch, codes, scales)
+            ],
+        )
+        if show:
+            print(f"embedding tools: {start + len(batch)}/{len(missing)}", file=sys.stderr, flush=True)
+    return EmbedSummary(identity, len(missing), dropped)
