@@ -133,7 +133,9 @@ def test_explain_shows_parts_that_add_up(files, db_path, capsys):
     assert main(["search", "--db", str(db_path), "--json", "--explain", "install apk"]) == 0
     [hit] = json.loads(capsys.readouterr().out)
     parts = hit["explain"]
-    assert hit["score"] == pytest.approx(parts["trigger"] + parts["bm25"] + parts["boost"])
+    assert hit["score"] == pytest.approx(
+        parts["trigger"] + parts["bm25"] + parts["boost"] + parts["semantic"]
+    )
     assert main(["search", "--db", str(db_path), "--explain", "install apk"]) == 0
     assert "= trigger 0.00 + bm25" in capsys.readouterr().out
 

@@ -1,6 +1,7 @@
 """Catalog search: model-written text → a safe, bounded FTS5 query → ranked hits.
 
-score = 3.0 × trigger match + 1.0 × BM25 + 2.0 × boost match
+score = 3.0 × trigger match + 1.0 × BM25 / the query's best BM25 + 2.0 × boost match
+        + W × cosine(query, tool) (SEMANTIC_WEIGHT)
 
 The query text is never handed to FTS5 as syntax: it is split into words by the index's own
 tokenizer (router/catalog/query_words.py) and each word is quoted, so quotes, '*', ':', NEAR,
@@ -11,7 +12,9 @@ however common the words) and BM25 scores them (POOL_SQL_*: FTS5's own bm25() wh
 few, router_bm25 otherwise); the best POOL_MARGIN beyond `limit` (NO_PHRASE_POOL_MARGIN when
 the query holds no trigger or boost phrase of the catalog, router/catalog/phrases.py) get
 their trigger and boost parts from tool_phrases (an index seek per candidate, however many
-tools share a phrase) and what a hit shows (HITS_SQL). The final order puts a tool the whole
+tools share a phrase) and what a hit shows (HITS_SQL). The query's nearest tools by the local
+semantic model (router/catalog/semantic_index.py) join those candidates, so a tool that
+shares no word with the query can still be found, and every candidate gets its cosine. The final order puts a tool the whole
 query names first (router/catalog/exact_names.py), then the score, a tool that cannot be
 called now (quarantined, its server unavailable here, or its breaker open) demoted by
 UNAVAILABLE_PENALTY, then the name.
@@ -24,6 +27,7 @@ from dataclasses import asdict, dataclass
 import apsw
 
 from router.catalog import bm25, exact_names, quarantine
+from router.catalog.embeddings import catalog_model
 from router.catalog.match_plan import (
     MAX_BUILTIN_ROWS,
     MAX_SCANNED_ROWS,
@@ -33,6 +37,7 @@ from router.catalog.match_plan import (
 )
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
+from router.catalog.semantic_index import SemanticIndex, semantic_index
 from router.clock import unix_now
 from router.db import PerConnection
 from router.errors import QueryError
@@ -40,13 +45,31 @@ from router.facade.breaker import OPEN_SECONDS
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
-# The score's weights. A trigger phrase is a hand-written promise that the tool is what such
-# a query wants, so it outweighs any lexical evidence; a boost keyword is weaker (a single
-# word, often shared by neighbours); BM25 orders everything else. Typical BM25 parts here are
-# 2-15, so one trigger lifts a tool past near-misses without burying strong name matches.
+# The score's weights. BM25 counts as a share of the query's best BM25 (0-1): raw BM25 grows
+# with the catalog (IDFs) and with the query's length, a cosine does not, so only the share
+# lets SEMANTIC_WEIGHT mean the same for every catalog and query. BM25_WEIGHT gives the best
+# match the BM25 of a typical query's best match (median on the development sets: 9 to 30),
+# so a trigger and a boost keep the weight they had against it. A trigger phrase is a
+# hand-written promise that the tool is what such a query wants, so it outweighs most lexical
+# evidence; a boost keyword is weaker (a single word, often shared by neighbours); BM25 and
+# the cosine order everything else.
 TRIGGER_WEIGHT = 3.0
-BM25_WEIGHT = 1.0
+BM25_WEIGHT = 10.0
 BOOST_WEIGHT = 2.0
+# W: the cosine between the query's and the tool's vectors (router/catalog/embeddings.py)
+# against the BM25 share. Tuned on the development sets only (bench/quality.py). A negative
+# cosine counts as 0: texts with nothing in common land anywhere near 0 with a static model,
+# and a word match must not be outweighed by that noise.
+SEMANTIC_WEIGHT = 10.0
+# The query's nearest tools that join the lexical candidates beyond `limit`, and the cosine
+# one needs to: a neighbour below it shares too little meaning to be offered on that alone
+# (with the shipped model an unrelated tool scores up to ~0.4, "add two numbers" and
+# get-sum's "Sum of a and b" 0.44; 0.2-0.4 tie on the development sets, 5-40 neighbours too).
+SEMANTIC_MARGIN = 10
+SEMANTIC_MIN_COSINE = 0.4
+# Cosines are rounded to this many decimals: int8 vectors give them to about ±0.005, so a
+# smaller difference is no evidence, and two tools that differ only by it tie (by name).
+COSINE_DECIMALS = 2
 
 # BM25 column weights, in tools_fts column order. A word of the tool's name is the strongest
 # lexical evidence (names are short and chosen with care); the description is the baseline;
@@ -133,6 +156,7 @@ class Explain:
     bm25: float
     boost: float
     exact_name: bool = False
+    semantic: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -195,6 +219,31 @@ def _scored_pool(
     return dict(ranked.fetchall())  # type: ignore[arg-type]
 
 
+def _semantic_candidates(
+    conn: apsw.Connection, query: str, version: int, limit: int, filters: dict, pool: dict[int, float]
+) -> dict[int, float]:
+    """Each candidate's cosine with the query, after adding the query's nearest tools to
+    `pool` (at BM25 0); nothing when there is no model or the catalog has no vectors for it."""
+    model = catalog_model()
+    if model is None:
+        return {}
+    index: SemanticIndex = semantic_index(conn).refresh(model, version)
+    if not len(index):
+        return {}
+    vector = model.encode([query])[0]
+    neighbours = index.nearest(
+        vector,
+        limit + SEMANTIC_MARGIN,
+        profile=filters["profile"],
+        may_call_mutating=filters["may_call_mutating"],
+        min_cosine=SEMANTIC_MIN_COSINE,
+    )
+    cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
+    for tool_id in neighbours:
+        pool.setdefault(tool_id, 0.0)
+    return cosines | neighbours
+
+
 def search(
     conn: apsw.Connection,
     query: str,
@@ -207,6 +256,7 @@ def search(
     # the breaker's window: callers that read the servers config pass its breaker_open_s
     breaker_open_s: float = OPEN_SECONDS,
     unavailable: Mapping[str, str] | None = None,
+    semantic: bool = True,
 ) -> list[SearchHit]:
     """The best `limit` tools for `query`, best first (ties by name).
 
@@ -215,6 +265,7 @@ def search(
     seconds, default: the clock), whose server is a key of `unavailable` (server name →
     why it cannot be called here), or that is quarantined (router/catalog/quarantine.py)
     comes back with available=False and the reason, ranked UNAVAILABLE_PENALTY lower.
+    semantic=False ranks by the words alone (as does a catalog the model has not embedded).
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
@@ -236,6 +287,8 @@ def search(
         if tool_id not in pool:
             row = conn.execute(NAMED_BM25_SQL, {"config": config, "match": match_plan.match, "id": tool_id})
             pool[tool_id] = next((score for (score,) in row), 0.0)
+    best_bm25 = max(pool.values(), default=0.0)
+    cosines = _semantic_candidates(conn, query, version, limit, filters, pool) if semantic else {}
     if not pool:
         return []
     rows = conn.execute(
@@ -258,9 +311,13 @@ def search(
             retry = max(0, round(opened_at + breaker_open_s - now_s))
             reason = f"circuit breaker open after repeated failures; retry in about {retry} s"
         parts = Explain(
-            TRIGGER_WEIGHT * trigger, BM25_WEIGHT * pool[tool_id], BOOST_WEIGHT * boost, tool_id in named
+            TRIGGER_WEIGHT * trigger,
+            BM25_WEIGHT * pool[tool_id] / best_bm25 if best_bm25 > 0 else 0.0,
+            BOOST_WEIGHT * boost,
+            tool_id in named,
+            SEMANTIC_WEIGHT * max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS)),
         )
-        score = parts.trigger + parts.bm25 + parts.boost
+        score = parts.trigger + parts.bm25 + parts.boost + parts.semantic
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
         ranked.append(
             ((not parts.exact_name, -rank_score, name), (name, hit_profile, summary, score, reason, parts))

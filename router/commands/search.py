@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search_parser.add_argument("--json", action="store_true", help="JSON output")
     add_servers_option(search_parser)
     search_parser.add_argument(
-        "--explain", action="store_true", help="show each hit's score parts (trigger, bm25, boost)"
+        "--explain", action="store_true", help="show each hit's score parts (trigger, bm25, boost, semantic)"
     )
     search_parser.add_argument(
         "--batch",
@@ -83,7 +83,10 @@ def run_search(args: argparse.Namespace) -> int:
         if hit.explain is not None:
             e = hit.explain
             named = "  (the query names this tool: ranked first)" if e.exact_name else ""
-            print(f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}{named}")
+            print(
+                f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}"
+                f" + semantic {e.semantic:.2f}{named}"
+            )
     if not hits:
         print("no matching tools")
     return 0

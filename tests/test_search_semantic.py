@@ -1,0 +1,154 @@
+"""The semantic part of search: the query's nearest tools by the real default model join the
+lexical candidates, every candidate gets W × cosine, and the filters and rules stay as they are."""
+
+import json
+
+import pytest
+
+from router.catalog import search as search_module
+from router.catalog.load import load_catalog
+from router.catalog.search import SEMANTIC_WEIGHT, search
+from router.cli import main
+from router.paths import SEEDS_DIR
+
+
+def tool(name, description, *, read_only=True, profile="custom"):
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": {}},
+        "annotations": {"readOnlyHint": read_only},
+        "profile": profile,
+    }
+
+
+# An imported calculator server's tools and unrelated neighbours: "add two numbers" shares no
+# word with get-sum (its description says "Sum of a and b").
+IMPORTED = [
+    tool("get-sum", "Sum of a and b."),
+    tool("get-product", "Product of a and b."),
+    tool("send_email", "Send an email message to a recipient."),
+    tool("book_table", "Reserve a restaurant table for dinner."),
+    tool("weather_now", "Current weather conditions for a city."),
+    tool("delete_files", "Delete files from the disk.", read_only=False),
+    tool("translate_text", "Translate text into another language."),
+    tool("play_song", "Play a song on the speaker."),
+]
+
+
+def load(conn, tmp_path, tools):
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tools))
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    return conn
+
+
+@pytest.fixture
+def seeded(conn):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    return conn
+
+
+def names(hits):
+    return [hit.name for hit in hits]
+
+
+def test_a_tool_that_shares_no_word_with_the_query_is_found(conn, tmp_path):
+    load(conn, tmp_path, IMPORTED)
+    assert "get-sum" not in names(search(conn, "add two numbers", semantic=False))
+    assert names(search(conn, "add two numbers"))[0] == "get-sum"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the shipped distilled model puts git_show and godot_stop_project nearer to these "
+    "queries than git_log and godot_run_project (cosine 0.61 vs 0.62, 0.74 vs 0.69): a better "
+    "model must turn this into a pass, and strict makes that pass remove this mark",
+)
+def test_the_seeded_catalog_answers_what_users_ask_in_their_own_words(seeded):
+    assert names(search(seeded, "show me the last 5 commits"))[0] == "git_log"
+    assert names(search(seeded, "run my godot game project"))[0] == "godot_run_project"
+
+
+def test_the_seeded_catalog_finds_the_tools_users_mean_near_the_top(seeded):
+    assert "git_log" in names(search(seeded, "show me the last 5 commits"))[:2]
+    assert "godot_run_project" in names(search(seeded, "run my godot game project"))[:2]
+
+
+def test_explain_shows_the_semantic_part_and_the_parts_add_up(seeded):
+    hits = search(seeded, "show me the last 5 commits", explain=True)
+    for hit in hits:
+        e = hit.explain
+        assert hit.score == pytest.approx(e.trigger + e.bm25 + e.boost + e.semantic)
+        assert 0 <= e.semantic <= SEMANTIC_WEIGHT
+    assert hits[0].explain.semantic > 0
+
+
+def test_the_lexical_search_has_no_semantic_part(seeded):
+    hits = search(seeded, "show me the last 5 commits", explain=True, semantic=False)
+    assert hits and all(hit.explain.semantic == 0 for hit in hits)
+
+
+def test_bm25_is_a_share_of_the_querys_best_match(seeded):
+    hits = search(seeded, "list files in a directory", explain=True, limit=20)
+    best = max(hit.explain.bm25 for hit in hits)
+    assert best == pytest.approx(search_module.BM25_WEIGHT)
+    assert all(0 <= hit.explain.bm25 <= best for hit in hits)
+
+
+def test_semantic_neighbours_obey_the_role_and_the_profile(conn, tmp_path):
+    load(conn, tmp_path, IMPORTED + [tool("wipe_disk", "Erase the whole drive.", read_only=False)])
+    assert "wipe_disk" in names(search(conn, "erase the drive", limit=50))
+    assert "wipe_disk" not in names(search(conn, "erase the drive", limit=50, may_call_mutating=False))
+    assert search(conn, "add two numbers", profile="no-such-profile") == []
+
+
+def test_an_exact_name_still_wins(seeded):
+    assert names(search(seeded, "git_show"))[0] == "git_show"
+
+
+def test_results_repeat_exactly(seeded):
+    first = [hit.to_dict() for hit in search(seeded, "run my godot game project", explain=True)]
+    assert [hit.to_dict() for hit in search(seeded, "run my godot game project", explain=True)] == first
+
+
+def test_new_tools_are_searchable_by_meaning_after_a_reload(conn, tmp_path):
+    load(conn, tmp_path, IMPORTED[2:])
+    assert "get-sum" not in names(search(conn, "add two numbers", limit=50))
+    load(conn, tmp_path, IMPORTED)  # the same connection: its cached vectors must follow
+    assert names(search(conn, "add two numbers"))[0] == "get-sum"
+
+
+def test_the_cli_explain_prints_the_semantic_part(seeded, db_path, capsys):
+    assert main(["search", "--db", str(db_path), "--explain", "show me the last 5 commits"]) == 0
+    assert "+ semantic " in capsys.readouterr().out
+
+
+def test_a_large_catalog_is_grouped_and_probed_and_still_finds_them(conn, tmp_path, monkeypatch):
+    from router.catalog import semantic_index, vector_clusters
+
+    queries = ["show me the last 5 commits", "decompile a function", "take a screenshot of the phone"]
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    exhaustive = [names(search(conn, query))[0] for query in queries]
+    monkeypatch.setattr(semantic_index, "EXHAUSTIVE_MAX_TOOLS", 50)
+    monkeypatch.setattr(vector_clusters, "PROBES", 4)
+    load(conn, tmp_path, IMPORTED)  # a new catalog version each time: reloaded, now grouped
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert [names(search(conn, query))[0] for query in queries] == exhaustive
+    index = semantic_index.semantic_index(conn)
+    clusters = index._clusters
+    assert clusters is not None and len(clusters.centroids) == round(len(index) ** 0.5)
+    assert sorted(clusters.order.tolist()) == list(range(len(index)))  # every row in one group
+
+
+def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):
+    load(conn, tmp_path, IMPORTED)
+    assert main(["search", "--db", str(db_path), "--json", "add two numbers"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "get-sum"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"id": "q", "query": "add two numbers", "relevant": ["get-sum"]}) + "\n")
+    assert main(["search", "--db", str(db_path), "--batch", str(queries)]) == 0
+    assert json.loads(capsys.readouterr().out)["ranked"][0] == "get-sum"
+    assert main(["eval", "--db", str(db_path), "--json", str(queries)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["recall@1"], row["lexical"]["recall@1"]) == (1.0, 0.0)
