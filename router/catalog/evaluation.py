@@ -154,10 +154,12 @@ def run_ranker(ranker: Ranker, queries: list[QueryLine]) -> tuple[list[list[str]
     return rankings, times
 
 
-def router_ranker(conn: apsw.Connection, *, profile: str | None = None, limit: int = RANK_DEPTH) -> Ranker:
-    """The router's own search as a ranker."""
+def router_ranker(
+    conn: apsw.Connection, *, profile: str | None = None, limit: int = RANK_DEPTH, semantic: bool = True
+) -> Ranker:
+    """The router's own search as a ranker; semantic=False: by the words alone."""
 
     def rank(query: str) -> list[str]:
-        return [hit.name for hit in search(conn, query, profile=profile, limit=limit)]
+        return [hit.name for hit in search(conn, query, profile=profile, limit=limit, semantic=semantic)]
 
     return rank

@@ -1,7 +1,9 @@
 """`context-router eval QUERIES.jsonl`: how well the catalog answers a set of queries.
 
 Each line is {"id", "query", "relevant": [tool names]}; the command prints recall@1,
-recall@5, nDCG@10, MRR@10 and the median query time (see router/catalog/evaluation.py).
+recall@5, nDCG@10, MRR@10 and the median query time (see router/catalog/evaluation.py) of the
+router's search (words and meaning: hybrid) beside the same search by the words alone
+(lexical), so the semantic part's worth on the user's own catalog is one command away.
 """
 
 import argparse
@@ -25,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="measure search quality on a queries file (recall@1/5, nDCG@10, MRR@10)",
         description=(
             'Rank every line {"id", "query", "relevant": [tool names]} of QUERIES.jsonl and '
-            "print recall@1, recall@5, nDCG@10, MRR@10 and the median query time."
+            "print recall@1, recall@5, nDCG@10, MRR@10 and the median query time, for the "
+            "router's search (hybrid: words and meaning) and by the words alone (lexical)."
         ),
     )
     add_db_option(parser)
@@ -43,11 +46,16 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         shown = ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else "")
         print(f"warning: {len(unknown)} relevant tool names are not in the catalog: {shown}", file=sys.stderr)
-    rankings, times = run_ranker(router_ranker(conn, profile=args.profile, limit=RANK_DEPTH), queries)
-    row = quality(rankings, queries, times).as_row()
+    rows = {}
+    for label, semantic in (("hybrid", True), ("lexical", False)):
+        ranker = router_ranker(conn, profile=args.profile, limit=RANK_DEPTH, semantic=semantic)
+        rankings, times = run_ranker(ranker, queries)
+        rows[label] = quality(rankings, queries, times).as_row()
     if args.json:
-        print(json.dumps(row))
+        # the search agents get (hybrid) at the top level, the words alone under "lexical"
+        print(json.dumps({**rows["hybrid"], "lexical": rows["lexical"]}))
     else:
-        for key, value in row.items():
-            print(f"{key:>10}  {value}")
+        print(f"{'':>10}  {'hybrid':>8}  {'lexical':>8}")
+        for key, value in rows["hybrid"].items():
+            print(f"{key:>10}  {value:>8}  {rows['lexical'][key]:>8}")
     return 0
