@@ -61,9 +61,10 @@ def test_a_tool_that_shares_no_word_with_the_query_is_found(conn, tmp_path):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the shipped distilled model puts git_show and godot_stop_project nearer to these "
-    "queries than git_log and godot_run_project (cosine 0.61 vs 0.62, 0.74 vs 0.69): a better "
-    "model must turn this into a pass, and strict makes that pass remove this mark",
+    reason="with the shipped distilled model the words favour git_show and godot_stop_project "
+    "and the cosines do not undo it (git_log 0.62 vs git_show 0.61; godot_stop_project 0.74 vs "
+    "godot_run_project 0.69): a better model must turn this into a pass, and strict makes that "
+    "pass remove this mark",
 )
 def test_the_seeded_catalog_answers_what_users_ask_in_their_own_words(seeded):
     assert names(search(seeded, "show me the last 5 commits"))[0] == "git_log"
