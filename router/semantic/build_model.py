@@ -146,7 +146,10 @@ def tokenlearned(start, dims: int, texts: list[str], batch_size: int, cache: Pat
     from tokenlearn.train import train_model
 
     train_txt, train_vec = features(texts, batch_size, cache)
-    return train_model(start, train_txt, np.asarray(train_vec), device="cpu", pca_dims=dims)
+    trained = train_model(start, train_txt, np.asarray(train_vec), device="cpu", pca_dims=dims)
+    # tokenlearn's new model forgets the setting; a text's vector is unit length (the loader's too)
+    trained.normalize = True
+    return trained
 
 
 def quantized(model, quantize_to: str):
