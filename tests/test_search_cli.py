@@ -49,7 +49,10 @@ EXPECTED = {
 
 
 @pytest.fixture
-def files(tmp_path, db_path):
+def files(tmp_path, db_path, monkeypatch):
+    # the metrics and orders below are worked out by hand from the words alone (the twins tie
+    # on them); the semantic part has its own tests (tests/test_search_semantic.py)
+    monkeypatch.setenv("CONTEXT_ROUTER_SEMANTIC_MODEL", "off")
     catalog = tmp_path / "mine.jsonl"
     catalog.write_text("".join(json.dumps(t) + "\n" for t in CATALOG))
     queries = tmp_path / "queries.jsonl"

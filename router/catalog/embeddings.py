@@ -17,7 +17,7 @@ import numpy as np
 
 from router.catalog.tool_text import embedding_text
 from router.clock import utc_now_iso
-from router.semantic.static_model import default_model
+from router.semantic.choice import configured_model
 
 # Texts encoded per call: bounds the memory a 100,000-tool load holds at once.
 ENCODE_BATCH = 2_048
@@ -64,9 +64,10 @@ WHERE (:model IS NOT NULL AND model <> :model)
 
 
 def catalog_model() -> EmbeddingModel | None:
-    """The model a load embeds with and search encodes queries with: the same one, or the
-    catalog's vectors (tagged with its identity) are not used."""
-    return default_model()
+    """The model a load embeds with and search encodes queries with (the setting
+    CONTEXT_ROUTER_SEMANTIC_MODEL, router/semantic/choice.py; None when "off"): the same one,
+    or the catalog's vectors, tagged with the model's identity, are not used."""
+    return configured_model()
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
