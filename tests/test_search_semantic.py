@@ -152,3 +152,14 @@ def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsy
     assert main(["eval", "--db", str(db_path), "--json", str(queries)]) == 0
     row = json.loads(capsys.readouterr().out)
     assert (row["recall@1"], row["lexical"]["recall@1"]) == (1.0, 0.0)
+
+
+def test_with_the_semantic_model_off_a_load_embeds_nothing_and_search_uses_the_words(
+    conn, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CONTEXT_ROUTER_SEMANTIC_MODEL", "off")
+    load(conn, tmp_path, IMPORTED)
+    assert conn.execute("SELECT count(*) FROM tool_embeddings").fetchone() == (0,)
+    hits = search(conn, "send an email", explain=True)
+    assert hits and all(hit.explain.semantic == 0 for hit in hits)
+    assert "get-sum" not in names(search(conn, "add two numbers", limit=50))
