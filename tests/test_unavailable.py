@@ -32,10 +32,12 @@ async def test_director_finds_ghidra_decompiler_marked_unavailable_and_a_call_sa
         found = json_of(
             await router.call_tool("mcp_search_tools", {"query": "decompile a function in ghidra"})
         )
-        top3 = found["tools"][:3]
-        hit = next(tool for tool in top3 if tool["name"] == "ghidra_decompile_function")
-        assert hit["available"] is False
-        assert "not installed" in hit["unavailable_reason"] and "uv" in hit["unavailable_reason"]
+        # not among the callable tools: its server is one entry, with the reason and install line
+        assert "ghidra_decompile_function" not in [tool["name"] for tool in found["tools"]]
+        ghidra = next(entry for entry in found["unavailable"] if entry["server"] == "ghidra")
+        assert "ghidra_decompile_function" in ghidra["tools"]
+        assert "not installed" in ghidra["reason"] and "pipx install uv" in ghidra["reason"]
+        assert json.dumps(found).count("pipx install uv") == 1
         # arguments that would fail validation: the answer is about availability, not them
         called = await router.call_tool(
             "mcp_call_tool", {"toolName": "ghidra_decompile_function", "args": {"name": 42, "bogus": True}}
@@ -57,7 +59,9 @@ async def test_director_sees_read_only_tools_of_every_profile(seeded_db, tmp_pat
     async with running_router(seeded_db, SHIPPED_SERVERS_FILE, tmp_path, role="director") as router:
         for profile, query in queries.items():
             found = json_of(await router.call_tool("mcp_search_tools", {"query": query, "profile": profile}))
-            assert found["tools"], (profile, query)
+            # not installed here: each is named in its server's entry, not hidden by the role
+            [entry, *_] = found["unavailable"]
+            assert entry["profile"] == profile and entry["tools"], (profile, query)
 
 
 def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_db):
@@ -115,9 +119,11 @@ async def test_a_backend_listing_a_changed_definition_is_quarantined_until_accep
             },
         )
         assert not other.is_error, text_of(other)  # its unchanged neighbour stays callable
-        found = json_of(await router.call_tool("mcp_search_tools", {"query": "current time"}))
-        hit = next(t for t in found["tools"] if t["name"] == "get_current_time")
-        assert hit["available"] is False and "quarantined" in hit["unavailable_reason"]
+        found = json_of(await router.call_tool("mcp_search_tools", {"query": "get_current_time"}))
+        assert "get_current_time" not in [tool["name"] for tool in found["tools"]]
+        [entry] = found["unavailable"]
+        assert entry["tools"] == ["get_current_time"] and "quarantined" in entry["reason"]
+        assert found["tools"][0]["name"] == "convert_time"  # the callable neighbour keeps its slot
         shown = json_of(await router.call_tool("mcp_inspect_schema", {"toolName": "get_current_time"}))
         assert shown["quarantined"]["changed"] == "description" and shown["quarantined"]["callable"] is False
     audited = rows(facade.db, "SELECT meta_tool, target, outcome FROM audit WHERE outcome = 'quarantined'")

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from router.agents.roles import Role
 from router.availability import Availability
-from router.catalog.search import search
+from router.catalog.search import MAX_LIMIT, search
 from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now
 from router.db import catalog_size
@@ -32,6 +32,7 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
+from router.facade.search_page import compose_page, tool_servers
 from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
@@ -149,20 +150,12 @@ def _search_answer(
         hits = _run_search(conn, ctx, parsed)
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
-    tools = []
-    for hit in hits:
-        entry: dict[str, Any] = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
-        if not hit.available:
-            entry["available"] = False
-            entry["unavailable_reason"] = hit.unavailable_reason
-        tools.append(entry)
-    result: dict[str, Any] = {"tools": tools}
+    page = compose_page(hits, tool_servers(conn, hits), parsed.limit)
     if not hits and catalog_size(conn) == 0:
-        result["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
-    callable_hits = [entry["name"] for entry in tools if entry.get("available", True)]
-    if ctx.wake_on_search and callable_hits:
-        record.wake = _servers_to_wake(conn, callable_hits[0])
-    return result
+        page["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
+    if ctx.wake_on_search and page["tools"]:
+        record.wake = _servers_to_wake(conn, page["tools"][0]["name"])
+    return page
 
 
 EMPTY_CATALOG_WARNING = (
@@ -172,16 +165,21 @@ EMPTY_CATALOG_WARNING = (
 
 
 def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
-    """Hits the role may call; a tool whose breaker is open comes back with available=False."""
+    """Hits the role may call, from the servers the user's [search] settings leave in, deep
+    enough to fill the page with callable tools: those that cannot be called here (not
+    installed, breaker open, ...) come back with available=False and take no page slot."""
+    config = ctx.pool.config
+    unavailable = ctx.availability.unavailable(conn, config)
     return search(
         conn,
         parsed.query,
         profile=parsed.profile,
-        limit=parsed.limit,
+        limit=MAX_LIMIT,
         may_call_mutating=ctx.role.may_call_mutating_tools,
         now=ctx.now(),
         breaker_open_s=ctx.breaker_policy.open_seconds,
-        unavailable=ctx.availability.unavailable(conn, ctx.pool.config),
+        unavailable=unavailable,
+        hidden_servers=config.search.not_searched(unavailable),
     )
 
 

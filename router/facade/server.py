@@ -7,7 +7,6 @@ model can act on. The database is opened once, in the lifespan; SQL runs synchro
 between awaits, so no transaction is ever held across one.
 """
 
-import json
 import logging
 import os
 import signal
@@ -34,6 +33,7 @@ from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
 from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.placeholders import Placeholders, default_data_dir
+from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
@@ -172,9 +172,7 @@ def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
 
 
 def _json_result(value: Any) -> types.CallToolResult:
-    # Compact JSON: every byte of a result is a token in the model's context.
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return types.CallToolResult(content=[types.TextContent(text=text)])
+    return types.CallToolResult(content=[types.TextContent(text=compact_json(value))])
 
 
 def _error(message: str) -> types.CallToolResult:
