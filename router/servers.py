@@ -52,10 +52,20 @@ class SearchSettings(BaseModel):
     # and a call by name still find them)
     hidden: list[str] = Field(default_factory=list)
 
+    def why_not_searched(self, server: str, unavailable: Collection[str]) -> str | None:
+        """Why search leaves the server's tools out (given the servers unavailable here), or None."""
+        if server in self.hidden:
+            return f"hidden from search by [search] hidden (context-router servers --show {server})"
+        if self.servers == SEARCH_CALLABLE and server in unavailable:
+            return (
+                'not callable here, and [search] servers = "callable" (context-router servers --search all)'
+            )
+        return None
+
     def not_searched(self, unavailable: Collection[str]) -> list[str]:
         """The servers whose tools search leaves out, given those unavailable here."""
-        names = set(self.hidden) | (set(unavailable) if self.servers == SEARCH_CALLABLE else set())
-        return sorted(names)
+        candidates = set(self.hidden) | set(unavailable)
+        return sorted(name for name in candidates if self.why_not_searched(name, unavailable) is not None)
 
 
 class ServerConfig(BaseModel):

@@ -12,11 +12,25 @@ from pathlib import Path
 
 from router.availability import Availability
 from router.catalog.evaluation import QueryLineError, query_line
-from router.catalog.search import DEFAULT_LIMIT, check_limit, search
+from router.catalog.search import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    UNAVAILABLE_PENALTY,
+    SearchHit,
+    check_limit,
+    search,
+)
 from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option, add_servers_option
 from router.db import catalog_size, connect
 from router.errors import QueryError, RouterError
+from router.facade.search_page import (
+    compact_json,
+    compose_page,
+    note_not_searched,
+    page_tokens,
+    tool_servers,
+)
 from router.paths import resolve_db_path, servers_files
 from router.servers import load_servers
 
@@ -37,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--explain", action="store_true", help="show each hit's score parts (trigger, bm25, boost)"
     )
     search_parser.add_argument(
+        "--page",
+        action="store_true",
+        help="print the page mcp_search_tools gives an agent (compact JSON; its token count on stderr)",
+    )
+    search_parser.add_argument(
         "--batch",
         metavar="QUERIES.jsonl",
         type=Path,
@@ -46,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     inspect_parser = subparsers.add_parser("inspect", help="show one tool's full definition")
     add_db_option(inspect_parser)
+    add_servers_option(inspect_parser)
     inspect_parser.add_argument("tool", help="catalog tool name")
     inspect_parser.set_defaults(handler=run_inspect)
 
@@ -57,15 +77,17 @@ def run_search(args: argparse.Namespace) -> int:
     if args.batch is not None:
         return run_batch(conn, args)
     servers = load_servers(servers_files(args.servers))
+    # what a router on these servers files marks: what cannot be called here, and why
+    unavailable = Availability().unavailable(conn, servers)
     hits = search(
         conn,
         args.query,
         profile=args.profile,
-        limit=args.limit,
+        limit=MAX_LIMIT if args.page else args.limit,
         explain=args.explain,
         breaker_open_s=servers.defaults.breaker_open_s,
-        # what a router on these servers files marks: what cannot be called here, and why
-        unavailable=Availability().unavailable(conn, servers),
+        unavailable=unavailable,
+        hidden_servers=servers.search.not_searched(unavailable),
     )
     if not hits and catalog_size(conn) == 0:
         print(
@@ -74,19 +96,35 @@ def run_search(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if args.page:
+        page = compose_page(hits, tool_servers(conn, hits), check_limit(args.limit))
+        print(compact_json(page))
+        sys.stdout.flush()
+        print(f"({page_tokens(page)} tokens, cl100k)", file=sys.stderr)
+        return 0
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0
     for rank, hit in enumerate(hits, start=1):
-        unavailable = f"  (unavailable: {hit.unavailable_reason})" if not hit.available else ""
-        print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {hit.score:.2f}{unavailable}\n    {hit.summary}")
+        print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {_shown_score(hit)}\n    {hit.summary}")
         if hit.explain is not None:
             e = hit.explain
             named = "  (the query names this tool: ranked first)" if e.exact_name else ""
-            print(f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}{named}")
+            penalty = "" if hit.available else f" - unavailable {UNAVAILABLE_PENALTY:.2f}"
+            print(f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}{penalty}{named}")
     if not hits:
         print("no matching tools")
     return 0
+
+
+def _shown_score(hit: SearchHit) -> str:
+    """The score the order follows: an unavailable tool's with its penalty taken off, shown."""
+    if hit.available:
+        return f"{hit.score:.2f}"
+    ranked = hit.score - UNAVAILABLE_PENALTY
+    return (
+        f"{ranked:.2f} (= {hit.score:.2f} - {UNAVAILABLE_PENALTY:.2f} unavailable: {hit.unavailable_reason})"
+    )
 
 
 # How much of a bad input line an error line echoes back.
@@ -153,5 +191,8 @@ def run_batch(conn, args: argparse.Namespace) -> int:
 
 def run_inspect(args: argparse.Namespace) -> int:
     conn = connect(resolve_db_path(args.db))
-    print(json.dumps(inspect_tool(conn, args.tool), ensure_ascii=False, indent=2))
+    definition = inspect_tool(conn, args.tool)
+    servers = load_servers(servers_files(args.servers))
+    definition = note_not_searched(definition, servers.search, Availability().unavailable(conn, servers))
+    print(json.dumps(definition, ensure_ascii=False, indent=2))
     return 0

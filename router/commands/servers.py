@@ -42,7 +42,7 @@ from router.server_setup import (
     tool_names_by_server,
     write_user_seed,
 )
-from router.servers import ServerConfig, load_servers
+from router.servers import SEARCH_ALL, SEARCH_CALLABLE, ServerConfig, load_servers
 from router.user_servers import UserServersFile
 
 DEFAULT_PROFILE = "custom"
@@ -57,7 +57,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_db_option(status)
     add_servers_option(status)
     status.add_argument("--json", action="store_true", help="JSON instead of lines")
-    status.set_defaults(handler=lambda args: print_status(args.db, args.servers, args.json))
+    status.add_argument(
+        "--search",
+        choices=[SEARCH_ALL, SEARCH_CALLABLE],
+        help=f"which servers search offers: {SEARCH_ALL} (the default: a better match that cannot be "
+        f"called here is named, once per server, with why) or {SEARCH_CALLABLE} (only servers "
+        "callable here); kept in your servers file",
+    )
+    status.add_argument(
+        "--hide", metavar="NAME", nargs="+", default=[], help="never search these servers' tools"
+    )
+    status.add_argument("--show", metavar="NAME", nargs="+", default=[], help="search these servers again")
+    status.set_defaults(handler=run_servers)
 
     add = subparsers.add_parser(
         "add",
@@ -119,6 +130,36 @@ def _common_setup_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write literal secret values into your servers file (default: ${env:NAME} references)",
     )
+
+
+# --- servers: the list, and which servers search offers -----------------------------------
+
+
+def run_servers(args: argparse.Namespace) -> int:
+    if args.search or args.hide or args.show:
+        print(set_search(args.servers, args.search, args.hide, args.show))
+    return print_status(args.db, args.servers, args.json)
+
+
+def set_search(cli_servers: list[Path] | None, scope: str | None, hide: list[str], show: list[str]) -> str:
+    """Write [search] into the user's servers file (a running router reads it within a
+    second); what it now says."""
+    target, lower = _writable_layer(cli_servers)
+    file = UserServersFile(target, STARTER_SERVERS)
+    config = load_servers([*lower, target] if target.exists() else lower)
+    hidden = set(file.hidden())
+    known = set(config.servers) | set(config.disabled) | hidden
+    unknown = sorted(set(hide) - known) + sorted(set(show) - known)
+    if unknown:
+        raise RouterError(
+            f"no server named {', '.join(map(repr, unknown))} in {target} or the shipped servers"
+        )
+    if scope is not None:
+        file.set_search_scope(scope)
+    file.set_hidden(sorted((hidden | set(hide)) - set(show)))
+    file.save(lower)
+    search = load_servers([*lower, target]).search
+    return f"{target}: search offers {search.servers} servers; hidden: {', '.join(search.hidden) or 'none'}"
 
 
 # --- add and import -----------------------------------------------------------------------

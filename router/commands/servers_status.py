@@ -45,6 +45,8 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
         conn.close()
     names = sorted(set(config.servers) | set(config.disabled) | set(tools))
     rows = []
+    problems = {name: server_problem(server) for name, server in config.servers.items()}
+    uncallable = {name for name in names if problems.get(name, "not declared") is not None}
     for name in names:
         server = config.servers.get(name)
         row: dict[str, Any] = {"server": name, "tools": tools.get(name, 0)}
@@ -61,13 +63,14 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
             else:
                 row["program"] = f"{server.url} (HTTP)"
                 row["running"] = "n/a (an HTTP server runs on its own)"
-            row["problem"] = server_problem(server)
+            row["problem"] = problems[name]
             row["installed"] = row["problem"] is None
         row["quarantined"] = quarantined.get(name, 0)
         row["breaker"] = f"open for {breakers[name]} tools" if name in breakers else "closed"
         state, opened_at, last_error = server_breakers.get(name, ("closed", None, None))
         row["server_breaker"] = state if opened_at is None else f"{state} since {opened_at}"
         row["server_breaker_error"] = last_error
+        row["searched"] = config.search.why_not_searched(name, uncallable) or "yes"
         rows.append(row)
     return rows
 
@@ -88,6 +91,7 @@ def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> i
             f"breaker {row['breaker']}; server breaker {row['server_breaker']}"
         )
         print(f"    declared: {row['declared']}")
+        print(f"    searched: {row['searched']}")
         if row["program"]:
             print(f"    program:  {row['program']}")
         if row["problem"]:

@@ -48,6 +48,12 @@ STARTER_SERVERS = """\
 # Switch a shipped server off:
 #   [servers.fetch]
 #   enabled = false
+#
+# Which servers search offers (context-router servers --search callable, --hide/--show NAME):
+#   [search]
+#   servers = "callable"    # only those callable here; "all" (the default) also names, once
+#                           # per server, the better matches you cannot call yet and why
+#   hidden = ["blender"]    # never searched (inspect still finds them)
 """
 
 

@@ -32,7 +32,7 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
-from router.facade.search_page import compose_page, tool_servers
+from router.facade.search_page import compose_page, note_not_searched, tool_servers
 from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
@@ -207,11 +207,13 @@ async def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
 
 
 def _inspect_answer(
-    conn: apsw.Connection, _ctx: FacadeContext, args: Any, record: _CatalogCallRecord
+    conn: apsw.Connection, ctx: FacadeContext, args: Any, record: _CatalogCallRecord
 ) -> dict[str, Any]:
     parsed = parse_arguments(InspectSchemaArgs, INSPECT_SCHEMA, args)
     record.target = parsed.toolName
     try:
-        return inspect_tool(conn, parsed.toolName)
+        definition = inspect_tool(conn, parsed.toolName)
     except UnknownToolError as exc:
         raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
+    config = ctx.pool.config
+    return note_not_searched(definition, config.search, ctx.availability.unavailable(conn, config))

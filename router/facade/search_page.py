@@ -9,12 +9,13 @@ and any catalog: when it would be longer, it is cut in a fixed order (fit_page) 
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import apsw
 
 from router.catalog.search import SearchHit
+from router.servers import SearchSettings
 from router.tokens import count_tokens
 
 # The README promises a page under 400 tokens; every page is cut to fit it.
@@ -47,6 +48,16 @@ def page_tokens(page: Mapping[str, Any]) -> int:
 def tool_servers(conn: apsw.Connection, hits: Sequence[SearchHit]) -> dict[str, str]:
     names = json.dumps([hit.name for hit in hits if not hit.available])
     return {str(name): str(server) for name, server in conn.execute(TOOL_SERVERS_SQL, {"names": names})}
+
+
+def note_not_searched(
+    definition: dict[str, Any], search: SearchSettings, unavailable: Collection[str]
+) -> dict[str, Any]:
+    """An inspected tool that search leaves out (the user's [search] settings) says why."""
+    why = search.why_not_searched(str(definition["server"]), unavailable)
+    if why is not None:
+        definition["notSearched"] = why
+    return definition
 
 
 def compose_page(
