@@ -15,10 +15,12 @@ from router.facade.search_page import (
     compact_json,
     compose_page,
     fit_page,
+    page_for_query,
     page_tokens,
     tool_servers,
 )
 from router.paths import SEEDS_DIR
+from router.servers import SearchSettings
 from tests.test_search_cli import PAGE_QUERIES
 
 CORE = {"time", "git", "fetch", "filesystem", "memory"}
@@ -42,8 +44,7 @@ def default_install(conn) -> dict[str, str]:
 
 
 def page_for(conn, query: str, unavailable: dict[str, str], limit: int = 10) -> dict:
-    hits = search(conn, query, limit=MAX_LIMIT, unavailable=unavailable)
-    return compose_page(hits, tool_servers(conn, hits), limit)
+    return page_for_query(conn, query, limit=limit, unavailable=unavailable, settings=SearchSettings())
 
 
 def test_a_page_lists_callable_tools_and_names_each_better_uncallable_server_once(seeded):

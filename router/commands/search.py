@@ -14,7 +14,6 @@ from router.availability import Availability
 from router.catalog.evaluation import QueryLineError, query_line
 from router.catalog.search import (
     DEFAULT_LIMIT,
-    MAX_LIMIT,
     UNAVAILABLE_PENALTY,
     SearchHit,
     check_limit,
@@ -24,13 +23,7 @@ from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option, add_servers_option
 from router.db import catalog_size, connect
 from router.errors import QueryError, RouterError
-from router.facade.search_page import (
-    compact_json,
-    compose_page,
-    note_not_searched,
-    page_tokens,
-    tool_servers,
-)
+from router.facade.search_page import compact_json, note_not_searched, page_for_query, page_tokens
 from router.paths import resolve_db_path, servers_files
 from router.servers import load_servers
 
@@ -83,7 +76,7 @@ def run_search(args: argparse.Namespace) -> int:
         conn,
         args.query,
         profile=args.profile,
-        limit=MAX_LIMIT if args.page else args.limit,
+        limit=args.limit,
         explain=args.explain,
         breaker_open_s=servers.defaults.breaker_open_s,
         unavailable=unavailable,
@@ -97,7 +90,15 @@ def run_search(args: argparse.Namespace) -> int:
         )
         return 1
     if args.page:
-        page = compose_page(hits, tool_servers(conn, hits), check_limit(args.limit))
+        page = page_for_query(
+            conn,
+            args.query,
+            limit=args.limit,
+            unavailable=unavailable,
+            settings=servers.search,
+            profile=args.profile,
+            breaker_open_s=servers.defaults.breaker_open_s,
+        )
         print(compact_json(page))
         sys.stdout.flush()
         print(f"({page_tokens(page)} tokens, cl100k)", file=sys.stderr)

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ValidationError
 
 from router.agents.roles import Role
 from router.availability import Availability
-from router.catalog.search import MAX_LIMIT, search
 from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now
 from router.db import catalog_size
@@ -32,7 +31,7 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
-from router.facade.search_page import compose_page, note_not_searched, tool_servers
+from router.facade.search_page import note_not_searched, page_for_query
 from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
@@ -145,13 +144,26 @@ async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
 def _search_answer(
     conn: apsw.Connection, ctx: FacadeContext, args: Any, record: _CatalogCallRecord
 ) -> dict[str, Any]:
+    """The page (router/facade/search_page.py) of the hits the role may call, from the
+    servers the user's [search] settings leave in; a tool whose breaker is open, or that
+    cannot be called here for another reason, takes no slot among the callable ones."""
     parsed = parse_arguments(SearchToolsArgs, SEARCH_TOOLS, args)
+    config = ctx.pool.config
     try:
-        hits = _run_search(conn, ctx, parsed)
+        page = page_for_query(
+            conn,
+            parsed.query,
+            limit=parsed.limit,
+            unavailable=ctx.availability.unavailable(conn, config),
+            settings=config.search,
+            profile=parsed.profile,
+            may_call_mutating=ctx.role.may_call_mutating_tools,
+            now=ctx.now(),
+            breaker_open_s=ctx.breaker_policy.open_seconds,
+        )
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
-    page = compose_page(hits, tool_servers(conn, hits), parsed.limit)
-    if not hits and catalog_size(conn) == 0:
+    if not page["tools"] and "unavailable" not in page and catalog_size(conn) == 0:
         page["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
     if ctx.wake_on_search and page["tools"]:
         record.wake = _servers_to_wake(conn, page["tools"][0]["name"])
@@ -162,25 +174,6 @@ EMPTY_CATALOG_WARNING = (
     "the router's catalog is empty: there are no tools to search. Tell the user to build it "
     "(context-router init, or make catalog in a checkout); the next search sees it without a restart."
 )
-
-
-def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
-    """Hits the role may call, from the servers the user's [search] settings leave in, deep
-    enough to fill the page with callable tools: those that cannot be called here (not
-    installed, breaker open, ...) come back with available=False and take no page slot."""
-    config = ctx.pool.config
-    unavailable = ctx.availability.unavailable(conn, config)
-    return search(
-        conn,
-        parsed.query,
-        profile=parsed.profile,
-        limit=MAX_LIMIT,
-        may_call_mutating=ctx.role.may_call_mutating_tools,
-        now=ctx.now(),
-        breaker_open_s=ctx.breaker_policy.open_seconds,
-        unavailable=unavailable,
-        hidden_servers=config.search.not_searched(unavailable),
-    )
 
 
 # A server whose process failed last time (a failed start, a crash, a hang) is not woken by

@@ -14,7 +14,7 @@ from typing import Any
 
 import apsw
 
-from router.catalog.search import SearchHit
+from router.catalog.search import MAX_LIMIT, SearchHit, check_limit, search
 from router.servers import SearchSettings
 from router.tokens import count_tokens
 
@@ -46,7 +46,11 @@ def page_tokens(page: Mapping[str, Any]) -> int:
 
 
 def tool_servers(conn: apsw.Connection, hits: Sequence[SearchHit]) -> dict[str, str]:
-    names = json.dumps([hit.name for hit in hits if not hit.available])
+    """The server of each uncallable hit."""
+    uncallable = [hit.name for hit in hits if not hit.available]
+    if not uncallable:
+        return {}
+    names = json.dumps(uncallable)
     return {str(name): str(server) for name, server in conn.execute(TOOL_SERVERS_SQL, {"names": names})}
 
 
@@ -58,6 +62,32 @@ def note_not_searched(
     if why is not None:
         definition["notSearched"] = why
     return definition
+
+
+def page_for_query(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    limit: int,
+    unavailable: Mapping[str, str],
+    settings: SearchSettings,
+    **search_options: Any,
+) -> dict[str, Any]:
+    """What mcp_search_tools answers for `query`, from the servers `settings` leave in
+    (search_options: the caller's role and breaker window, as router.catalog.search.search
+    takes them). When uncallable hits took some of the `limit` best places, the search is
+    done again MAX_LIMIT deep, to fill the page with callable tools; when none did (every
+    page of a full install), the first search is the page."""
+    limit = check_limit(limit)
+    options = {
+        "unavailable": unavailable,
+        "hidden_servers": settings.not_searched(unavailable),
+        **search_options,
+    }
+    hits = search(conn, query, limit=limit, **options)
+    if len(hits) == limit and not all(hit.available for hit in hits) and limit < MAX_LIMIT:
+        hits = search(conn, query, limit=MAX_LIMIT, **options)
+    return compose_page(hits, tool_servers(conn, hits), limit)
 
 
 def compose_page(
