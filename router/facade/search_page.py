@@ -6,6 +6,8 @@ line included) once.
 A model pays for every token of the page in its context, so the page as the facade sends it
 (compact_json) is held to PAGE_TOKEN_BUDGET tokens (cl100k, router/tokens.py) for any query
 and any catalog: when it would be longer, it is cut in a fixed order (fit_page) until it fits.
+The first page of a process loads the tokenizer (a few hundred ms); loading it at start-up
+instead slowed every router's handshake, where clients start several at once.
 """
 
 import json

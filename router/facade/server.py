@@ -11,7 +11,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -38,7 +37,6 @@ from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
-from router.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -116,9 +114,6 @@ def build_server(
                 # each backend's tools are checked against the catalog when it starts
                 pool.on_started = backend_watch.watcher(db, pool)
                 state = RouterState(options, db, pool)
-                # the tokenizer search pages are measured with takes a few hundred ms to load:
-                # loaded aside now, not by the first search
-                threading.Thread(target=count_tokens, args=("",), name="load-tokenizer", daemon=True).start()
                 if on_started is not None:
                     on_started(state)
                 yield state
