@@ -21,6 +21,7 @@ from router.facade.search_page import (
 )
 from router.paths import SEEDS_DIR
 from router.servers import SearchSettings
+from router.tokens import count_tokens
 from tests.test_search_cli import PAGE_QUERIES
 
 CORE = {"time", "git", "fetch", "filesystem", "memory"}
@@ -125,3 +126,8 @@ def test_fit_page_empties_a_page_nothing_of_which_fits():
     page = {"tools": [{"name": "a" * 128, "profile": "p", "summary": "s"}]}
     assert fit_page(page, budget=5) == {"tools": []}
     assert json.loads(compact_json(page)) == {"tools": []}
+
+
+def test_text_spelling_a_special_token_is_counted_as_ordinary_text():
+    # a tool's summary may say anything: counting must neither refuse it nor read one token
+    assert count_tokens("<|endoftext|>") == count_tokens("<|endoftext|") + count_tokens(">") > 1
