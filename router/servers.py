@@ -64,8 +64,9 @@ class SearchSettings(BaseModel):
 
     def not_searched(self, unavailable: Collection[str]) -> list[str]:
         """The servers whose tools search leaves out, given those unavailable here."""
-        candidates = set(self.hidden) | set(unavailable)
-        return sorted(name for name in candidates if self.why_not_searched(name, unavailable) is not None)
+        if self.servers == SEARCH_ALL:  # the common case: no need to look at every server
+            return sorted(set(self.hidden))
+        return sorted(set(self.hidden) | set(unavailable))
 
 
 class ServerConfig(BaseModel):

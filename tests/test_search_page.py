@@ -131,3 +131,14 @@ def test_fit_page_empties_a_page_nothing_of_which_fits():
 def test_text_spelling_a_special_token_is_counted_as_ordinary_text():
     # a tool's summary may say anything: counting must neither refuse it nor read one token
     assert count_tokens("<|endoftext|>") == count_tokens("<|endoftext|") + count_tokens(">") > 1
+
+
+def test_callable_limit_counts_only_callable_hits_and_keeps_the_order(seeded):
+    unavailable = default_install(seeded)
+    plain = search(seeded, "install an apk and list git branches", limit=MAX_LIMIT, unavailable=unavailable)
+    cut = search(
+        seeded, "install an apk and list git branches", limit=3, unavailable=unavailable, callable_limit=True
+    )
+    assert sum(hit.available for hit in cut) == 3 and cut[-1].available
+    assert any(not hit.available for hit in cut)  # the adb tools ranked among them came along
+    assert [hit.name for hit in cut] == [hit.name for hit in plain[: len(cut)]]

@@ -210,6 +210,7 @@ def search(
     breaker_open_s: float = OPEN_SECONDS,
     unavailable: Mapping[str, str] | None = None,
     hidden_servers: Collection[str] = (),
+    callable_limit: bool = False,
 ) -> list[SearchHit]:
     """The best `limit` tools for `query`, best first (ties by name).
 
@@ -218,7 +219,9 @@ def search(
     seconds, default: the clock), whose server is a key of `unavailable` (server name →
     why it cannot be called here), or that is quarantined (router/catalog/quarantine.py)
     comes back with available=False and the reason, ranked UNAVAILABLE_PENALTY lower. The
-    tools of `hidden_servers` are never hits (the user's [search] settings).
+    tools of `hidden_servers` are never hits (the user's [search] settings). callable_limit
+    counts only callable hits toward `limit` (the agent's page, router/facade/search_page.py):
+    the uncallable ones ranked among them come too, as many as the scored pool holds.
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
@@ -273,5 +276,18 @@ def search(
     ranked.sort(key=lambda pair: pair[0])
     return [
         SearchHit(name, hit_profile, summary, score, reason is None, reason, parts if explain else None)
-        for _, (name, hit_profile, summary, score, reason, parts) in ranked[:limit]
+        for _, (name, hit_profile, summary, score, reason, parts) in _cut(ranked, limit, callable_limit)
     ]
+
+
+def _cut(ranked: list, limit: int, callable_limit: bool) -> list:
+    """The first `limit` of the ranked pool; with callable_limit, as far down it as holds
+    `limit` callable ones (those that cannot be called ranked among them come along)."""
+    if not callable_limit:
+        return ranked[:limit]
+    callable_seen = 0
+    for end, (_, (*_, reason, _parts)) in enumerate(ranked, start=1):
+        callable_seen += reason is None
+        if callable_seen == limit:
+            return ranked[:end]
+    return ranked

@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 
-from router.catalog.search import MAX_LIMIT, SearchHit, check_limit, search
+from router.catalog.search import SearchHit, check_limit, search
 from router.servers import SearchSettings
 from router.tokens import count_tokens
 
@@ -77,18 +77,20 @@ def page_for_query(
 ) -> dict[str, Any]:
     """What mcp_search_tools answers for `query`, from the servers `settings` leave in
     (search_options: the caller's role and breaker window, as router.catalog.search.search
-    takes them). When uncallable hits took some of the `limit` best places, the search is
-    done again MAX_LIMIT deep, to fill the page with callable tools; when none did (every
-    page of a full install), the first search is the page."""
+    takes them). Uncallable hits do not count toward `limit`: the page holds up to `limit`
+    callable tools from the pool search scores (limit plus its margin), in one search
+    whatever the install (searching deeper for more cost 3-4× on a large catalog of servers
+    not installed, for tools ranked below a dozen uncallable ones despite their penalty)."""
     limit = check_limit(limit)
-    options = {
-        "unavailable": unavailable,
-        "hidden_servers": settings.not_searched(unavailable),
+    hits = search(
+        conn,
+        query,
+        limit=limit,
+        unavailable=unavailable,
+        hidden_servers=settings.not_searched(unavailable),
+        callable_limit=True,
         **search_options,
-    }
-    hits = search(conn, query, limit=limit, **options)
-    if len(hits) == limit and not all(hit.available for hit in hits) and limit < MAX_LIMIT:
-        hits = search(conn, query, limit=MAX_LIMIT, **options)
+    )
     return compose_page(hits, tool_servers(conn, hits), limit)
 
 
