@@ -4,7 +4,7 @@ views as the system sqlite3 shell reads them."""
 
 import json
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from router.breakglass import caps as capsmod
 from router.breakglass import ledger
@@ -71,7 +71,7 @@ def test_session_caps_count_calls_and_commit_open_worst_cases(conn):
     assert kinds(conn, a) == ["estimate", "reservation", "settlement", "release", "outcome"]
 
 
-def test_day_caps_span_every_session_and_only_today(conn):
+def test_day_caps_span_every_session_and_only_today(conn, pinned_clock):
     day = caps(day_max_invocations=3, day_max_micro=3_500)
     for session in ("morning", "noon", "evening"):
         assert ledger.reserve(conn, session, invocation(conn, session), 1_000, day) is None
@@ -80,12 +80,13 @@ def test_day_caps_span_every_session_and_only_today(conn):
     assert "across every session" in refusal
     money = caps(day_max_micro=3_500)
     refusal = ledger.reserve(conn, "night", invocation(conn, "night"), 600, money)
-    assert "today (UTC" in refusal and "has $0.0005 left of the $0.00 day cap" in refusal
+    assert f"today (UTC {pinned_clock.date().isoformat()})" in refusal
+    assert "has $0.0005 left of the $0.00 day cap" in refusal
     # yesterday's calls do not count against today
-    yesterday = utc_iso(datetime.now(UTC) - timedelta(days=1))
+    yesterday = utc_iso(pinned_clock - timedelta(days=1))
     conn.execute("UPDATE cost_ledger SET at = ? WHERE kind = 'reservation'", (yesterday,))
     assert ledger.reserve(conn, "night", invocation(conn, "night"), 1_000, day) is None
-    tomorrow = capsmod.usage(conn, "x", datetime.now(UTC) + timedelta(days=1))
+    tomorrow = capsmod.usage(conn, "x", pinned_clock + timedelta(days=1))
     assert (tomorrow.day_calls, tomorrow.day_committed) == (0, 0)
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import apsw
 
+from router import clock
 from router.breakglass.settings import usd
 from router.clock import utc_iso
 from router.db import one_row
@@ -60,7 +61,7 @@ def _day_bounds(now: datetime) -> tuple[str, str, str]:
 
 
 def usage(conn: apsw.Connection, session_id: str, now: datetime | None = None) -> Usage:
-    day, start, end = _day_bounds(now or datetime.now(UTC))
+    day, start, end = _day_bounds(now or clock.now())
     calls, committed, overrun = one_row(conn, SESSION_USAGE, {"session_id": session_id})
     day_calls, day_committed = one_row(conn, DAY_USAGE, {"day_start": start, "day_end": end})
     return Usage(session_id, calls, committed, overrun, day, day_calls, day_committed)
