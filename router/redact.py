@@ -113,6 +113,8 @@ PROSE_SECRET = re.compile(
     r"(?i)(\b(?:" + "|".join((PROSE_SET, PROSE_TOLD, PROSE_MINE)) + r")[ \t]+)"
     r"([^\n|]+?)(?=[ \t]*(?:[.;!?](?:\s|$)|[\n|]|$))"
 )
+# `the password for X is …`, `my PIN is <pin>`: a placeholder in documentation
+PLACEHOLDERS = ("…", "...", "<")
 MINE = re.compile(r"(?i)\b" + POSSESSIVE + r"\b")
 # a value has a letter or digit: `password is ''` in code gives nothing away
 ALPHANUMERIC = re.compile(r"[A-Za-z0-9]")
@@ -200,6 +202,8 @@ def told_in_prose(label: str, value: str) -> bool:
     has a digit."""
     if value.startswith(("'", '"', "`")):
         return True
+    if value.startswith(PLACEHOLDERS):
+        return False
     match = re.match(r"[\w'-]+", value)
     first = "" if match is None else match.group(0).lower()
     if first in PROSE_NOT_A_VALUE:

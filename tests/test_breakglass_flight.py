@@ -168,7 +168,8 @@ async def test_overlapping_calls_to_an_overcharging_provider_overshoot_by_one_ca
                 shared = await group.start(_serve_one_client, params)
                 for _ in range(4):
                     group.start_soon(call, shared)
-            await _wait_for(lambda: len(outcomes) == 3)  # three refused while one is held
+            # three refused while one is held at the provider (its request may arrive last)
+            await _wait_for(lambda: len(outcomes) == 3 and stub.completions())
             assert len(stub.completions()) == 1  # only the held call reached the provider
             stub.release()
             await _wait_for(lambda: len(outcomes) == 4)  # the held call settled

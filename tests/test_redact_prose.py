@@ -49,6 +49,8 @@ ORDINARY = [
     "If the password was rejected, check the secret's region.",
     "A secret is promoted to a primary secret in the replica region.",
     "the secret was left out",
+    "*my password / passphrase / PIN / secret is …*, *the password for X is …*",
+    "Tell it: my password is <your password>.",
 ]
 
 
