@@ -82,6 +82,7 @@ class OpenRouterStub:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._open.set()  # a request still held answers, so its thread ends
         self._server.shutdown()
         self._server.server_close()
 
