@@ -90,6 +90,20 @@ def test_a_second_call_is_refused_while_one_is_in_flight(conn):
     assert status(conn, fourth) == "interrupted"
 
 
+def test_this_process_s_own_call_whose_lease_lapsed_does_not_hold_the_flight(conn):
+    """A call of this very process that stopped renewing its lease (it ended without settling)
+    is resolved like anyone's, or this process could never call again."""
+    stuck = invocation(conn, "s1")
+    ledger.reserve(conn, "s1", stuck, 1_000, ROOMY)
+    assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY).startswith(IN_FLIGHT)
+    conn.execute(
+        "UPDATE breakglass_invocations SET lease_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?",
+        (stuck,),
+    )
+    assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY) is None
+    assert status(conn, stuck) == "interrupted"
+
+
 def test_a_stopped_session_is_told_so_before_being_told_to_wait(conn):
     stopped = invocation(conn, "s1")
     ledger.reserve(conn, "s1", stopped, 1_000, ROOMY)

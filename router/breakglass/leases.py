@@ -106,12 +106,15 @@ def renew(conn: apsw.Connection, invocation_id: int, seconds: float) -> None:
 
 def dead_calls(conn: apsw.Connection) -> list[DeadCall]:
     """Calls still marked 'started' whose lease ran out or whose process on this host is gone.
-    This process's own calls are never dead: it settles them itself."""
+    This process's own calls are alive while their lease is current (it settles them itself);
+    one whose lease lapsed lost its renewer, and would otherwise hold the one flight for as
+    long as this process lives."""
     now = utc_now_iso()
     dead = []
     rows: list[Any] = conn.execute(RUNNING).fetchall()
     for invocation_id, session_id, pid, host, expires, reserved in rows:
-        if host == HOST and pid == os.getpid():
+        mine = host == HOST and pid == os.getpid()
+        if mine and expires is not None and expires > now:
             continue
         if expires is None or expires <= now:
             why = f"its lease ran out ({expires or 'never taken'})"
