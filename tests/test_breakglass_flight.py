@@ -51,6 +51,14 @@ def status(conn, invocation_id):
     ).fetchone()[0]
 
 
+def lapse(conn, invocation_id):
+    """The call's lease ran out long ago: it is no longer renewed."""
+    conn.execute(
+        "UPDATE breakglass_invocations SET lease_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?",
+        (invocation_id,),
+    )
+
+
 def settlement_detail(conn, invocation_id):
     return conn.execute(
         "SELECT detail FROM cost_ledger WHERE invocation_id = ? AND kind = 'settlement'", (invocation_id,)
@@ -82,10 +90,7 @@ def test_a_second_call_is_refused_while_one_is_in_flight(conn):
     # on another host only the lease tells: current, it holds; run out, it is resolved
     conn.execute("UPDATE breakglass_invocations SET host = 'elsewhere', pid = 1 WHERE id = ?", (fourth,))
     assert ledger.reserve(conn, "s2", invocation(conn, "s2"), 1_000, ROOMY).startswith(IN_FLIGHT)
-    conn.execute(
-        "UPDATE breakglass_invocations SET lease_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?",
-        (fourth,),
-    )
+    lapse(conn, fourth)
     assert ledger.reserve(conn, "s2", invocation(conn, "s2"), 1_000, ROOMY) is None
     assert status(conn, fourth) == "interrupted"
 
@@ -96,10 +101,7 @@ def test_this_process_s_own_call_whose_lease_lapsed_does_not_hold_the_flight(con
     stuck = invocation(conn, "s1")
     ledger.reserve(conn, "s1", stuck, 1_000, ROOMY)
     assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY).startswith(IN_FLIGHT)
-    conn.execute(
-        "UPDATE breakglass_invocations SET lease_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?",
-        (stuck,),
-    )
+    lapse(conn, stuck)
     assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY) is None
     assert status(conn, stuck) == "interrupted"
 
