@@ -7,6 +7,7 @@ returns that instant for the whole test. Views that compare with SQLite's own 'n
 pinned this way; tests of those set their rows relative to the real clock.
 """
 
+import os
 from datetime import UTC, datetime
 
 import pytest
@@ -27,3 +28,15 @@ def pinned_clock(request, monkeypatch) -> datetime:
     instant: datetime = request.param
     monkeypatch.setattr(clock, "_source", lambda: instant)
     return instant
+
+
+def faked_clock_environment() -> dict[str, str]:
+    """The variables of a clock faked from outside (libfaketime: `faketime -f '@2026-12-01
+    13:00:00' make test`), for a process started with a scrubbed environment (the SDK's stdio
+    client passes only HOME, PATH and a few more): without them a router the test starts would
+    read the real clock while the test reads the faked one."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in ("LD_PRELOAD", "TZ") or name.startswith("FAKETIME")
+    }

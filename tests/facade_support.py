@@ -19,6 +19,7 @@ from router.facade.placeholders import Placeholders
 from router.jsonrpc_lines import LineClient
 from router.process_start import process_running
 from router.servers import load_servers
+from tests.clock_support import faked_clock_environment
 from tests.db_rows import rows
 from tests.project import NPM_BIN, PROJECT_ROOT  # noqa: F401 - re-exported to the facade tests
 
@@ -152,6 +153,7 @@ def router_params(
     args = ["serve", "--db", str(db_path), "--servers", str(servers_file), "--workspace", str(workspace)]
     if role:
         args += ["--role", role]
+    env = faked_clock_environment() | (env or {})
     return StdioServerParameters(command=str(CONTEXT_ROUTER), args=args + list(extra_args), env=env)
 
 
