@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     queries = read_query_file(args.queries, need_relevant=True)
-    conn = connect(resolve_db_path(args.db))
+    conn = connect(resolve_db_path(args.db), create=False)
     names = sorted({name for line in queries for name in line.relevant})
     unknown = [row[0] for row in conn.execute(UNKNOWN_NAMES_SQL, {"names": json.dumps(names)})]
     if unknown:

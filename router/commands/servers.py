@@ -13,7 +13,6 @@ from pathlib import Path
 
 import anyio
 
-from router.catalog.harvest import describe_launch
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
@@ -23,8 +22,6 @@ from router.commands.servers_status import print_status
 from router.commands.setup import STARTER_SERVERS
 from router.db import connect
 from router.errors import RouterError
-from router.facade.backend_watch import fetch_tool_list
-from router.facade.placeholders import Placeholders, default_data_dir
 from router.paths import (
     SEEDS_DIR,
     SERVERS_ENV_VAR,
@@ -151,6 +148,11 @@ def setup_servers(
     args: argparse.Namespace, candidates: list[tuple[ServerConfig, str, list[str]]]
 ) -> list[SetupOutcome]:
     """Start, list, seed and declare each candidate; reload the catalog once at the end."""
+    # imported here: the MCP client (the SDK) is what `servers` and `--help` must not load
+    from router.catalog.harvest import describe_launch
+    from router.facade.backend_watch import fetch_tool_list
+    from router.facade.placeholders import Placeholders, default_data_dir
+
     target, lower = _writable_layer(args.servers)
     file = UserServersFile(target, STARTER_SERVERS)
     db_path = resolve_db_path(args.db)

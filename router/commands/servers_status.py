@@ -31,7 +31,7 @@ RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_r
 
 def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, Any]]:
     config = load_servers(servers_files(servers))
-    conn = connect(resolve_db_path(db))
+    conn = connect(resolve_db_path(db), create=False)
     try:
         tools = _counts(conn, TOOLS_PER_SERVER_SQL)
         quarantined = _counts(conn, QUARANTINED_PER_SERVER_SQL)
