@@ -27,6 +27,7 @@ from router.errors import RouterError
 from router.paths import SHIPPED_SERVERS_FILE, build_command
 from router.programs import resolve_command
 from router.servers import ServerConfig, ServersConfig
+from router.wording import counted
 
 Status = Literal["ok", "note", "problem"]
 
@@ -268,7 +269,7 @@ def check_database(db_path: Path) -> Finding:
         conn.close()
     if tools == 0:
         return Finding("database", subject, "problem", "the catalog is empty", build_command(db_path))
-    return Finding("database", subject, "ok", f"{tools} {'tool' if tools == 1 else 'tools'} in the catalog")
+    return Finding("database", subject, "ok", f"{counted(tools, 'tool')} in the catalog")
 
 
 def _runs_this_router(name: str, command: str | None, args: list[str]) -> bool:
@@ -295,7 +296,7 @@ def check_clients(home: Path, cwd: Path) -> list[Finding]:
             continue
         attached = [e.name for e in entries if _runs_this_router(e.name, e.command, e.args)]
         others = [e.name for e in entries if e.name not in attached and not e.disabled]
-        count = f"{len(entries)} {'server' if len(entries) == 1 else 'servers'}"
+        count = counted(len(entries), "server")
         if attached:
             findings.append(
                 Finding(

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from router.commands import add_db_option, add_servers_option
+from router.wording import counted
 
 MARKS = {"ok": "ok     ", "note": "note   ", "problem": "PROBLEM"}
 
@@ -52,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
             if finding.fix and finding.status != "ok":
                 print(f"{'':17} → {finding.fix}")
         problems = sum(f.status == "problem" for f in findings)
-        print(f"{problems} {'problem' if problems == 1 else 'problems'}")
+        print(counted(problems, "problem"))
     return 1 if any(f.status == "problem" for f in findings) else 0
