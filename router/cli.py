@@ -54,10 +54,24 @@ def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.Argumen
     return parser
 
 
+TOP_LEVEL_OPTIONS = {"-h", "--help", "--version"}
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The command a command line names: its first word after the top-level options (none of
+    which takes a value). None when there is none, or when an option the top level does not
+    know comes first (argparse then says what is wrong with it)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+        if arg not in TOP_LEVEL_OPTIONS:
+            return None
+    return None
+
+
 def _modules_for(argv: list[str]) -> tuple[str, ...]:
-    """The command modules a command line needs. The top-level parser has no option that takes
-    a value, so the first word that is not an option is the command."""
-    word = next((arg for arg in argv if not arg.startswith("-")), None)
+    """The command modules a command line needs."""
+    word = _command_word(argv)
     if word in COMMANDS:
         return (COMMANDS[word],)
     if word is None and "--version" in argv and not {"-h", "--help"} & set(argv):
@@ -68,7 +82,7 @@ def _modules_for(argv: list[str]) -> tuple[str, ...]:
 def _unknown_command(argv: list[str]) -> str | None:
     """A mistyped command, said with the commands it is close to (argparse 3.11 only lists
     all 20 of them)."""
-    word = next((arg for arg in argv if not arg.startswith("-")), None)
+    word = _command_word(argv)
     if word is None or word in COMMANDS:
         return None
     close = difflib.get_close_matches(word, COMMANDS, n=3, cutoff=0.6)

@@ -99,3 +99,11 @@ def test_version_and_help_still_work(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert all(name in out for name in COMMANDS)
+
+
+def test_an_option_the_top_level_does_not_know_is_argparses_to_report(capsys):
+    # `--db x search`: x is --db's value, not a mistyped command
+    with pytest.raises(SystemExit) as exit:
+        main(["--db", "x.db", "search", "files"])
+    assert exit.value.code == 2
+    assert "unknown command" not in capsys.readouterr().err
