@@ -183,7 +183,8 @@ def test_client_configs_attached_or_not_and_broken(tmp_path):
     assert f"context-router import {project / '.mcp.json'}" in other.fix
 
 
-def test_the_command_prints_each_finding_and_fails_on_a_problem(tmp_path, capsys):
+def test_the_command_prints_each_finding_and_fails_on_a_problem(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the clients' configs of no real user
     db = tmp_path / "router.db"
     assert main(["doctor", "--db", str(db), "--workspace", str(tmp_path)]) == 1
     out = capsys.readouterr().out
@@ -197,3 +198,4 @@ def test_the_command_prints_each_finding_and_fails_on_a_problem(tmp_path, capsys
     by_area = {f["area"]: f for f in findings}
     assert by_area["database"]["status"] == "ok" and by_area["workspace"]["status"] == "ok"
     assert {f["subject"] for f in findings if f["area"] == "server"} >= {"git", "time", "filesystem"}
+    assert by_area["client"]["subject"] == "(none found)"
