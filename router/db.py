@@ -212,8 +212,9 @@ def connect(path: Path | str, *, apply_schema: bool = True, create: bool = True)
     """Open the database (creating it if needed, unless create is False) and make sure its
     schema is current.
 
-    Only what builds a catalog creates the file (catalog, init, import, add): a command that
-    reads one (search, inspect, eval, servers, ...) given a mistyped --db must say the file is
+    What builds a catalog (catalog, init, import, add) or writes rows of its own (skills,
+    prices, the servers) creates the file; a command that only reads one (search, inspect,
+    eval, servers, doctor) passes create=False: given a mistyped --db it must say the file is
     not there, not leave a new empty database behind and answer from it."""
     _apply_best_practice()
     if not create and not Path(path).exists():
