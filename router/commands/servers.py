@@ -175,10 +175,10 @@ def setup_servers(
             outcome = SetupOutcome(server.name, messages=messages)
             outcomes.append(outcome)
             # progress on stderr: starting a server can take its whole start-up timeout, and
-            # stdout stays the report a script reads
-            progress(
-                f"[{number}/{len(candidates)}] {server.name}: starting {describe_launch(server)} for its tools"
-            )
+            # stdout stays the report a script reads. The program only: its arguments or URL
+            # may carry a token
+            how = f"starting {server.command}" if server.command else "connecting over HTTP"
+            progress(f"[{number}/{len(candidates)}] {server.name}: {how} for its tools/list")
             try:
                 tools = anyio.run(fetch_tool_list, server, config, placeholders)
             except RouterError as exc:
