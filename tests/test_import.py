@@ -73,6 +73,10 @@ async def test_imported_servers_are_searched_and_called_by_a_real_client(tmp_pat
         # mcp-server-time's two tool names are the shipped time server's: prefixed automatically
         assert "added mcp-server-time: 2 tools (named mcp-server-time_<tool>" in out
         assert "export EVERYTHING_API_TOKEN=" in out
+        # progress on stderr while each server starts, then the reload
+        assert "[1/2] server-everything: starting " in imported.stderr
+        assert "[2/2] mcp-server-time: starting mcp-server-time for its tools/list" in imported.stderr
+        assert f"reloading the catalog in {db}" in imported.stderr
         # the secret stays a reference, written nowhere
         servers_text = user_servers_file().read_text()
         assert 'EVERYTHING_API_TOKEN = "${env:EVERYTHING_API_TOKEN}"' in servers_text

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_search(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.batch is None):
         raise QueryError("give either a query or --batch QUERIES.jsonl (not both)")
-    conn = connect(resolve_db_path(args.db))
+    conn = connect(resolve_db_path(args.db), create=False)
     if args.batch is not None:
         return run_batch(conn, args)
     servers = load_servers(servers_files(args.servers))
@@ -152,6 +152,7 @@ def run_batch(conn, args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    conn = connect(resolve_db_path(args.db))
-    print(json.dumps(inspect_tool(conn, args.tool), ensure_ascii=False, indent=2))
+    conn = connect(resolve_db_path(args.db), create=False)
+    definition = inspect_tool(conn, args.tool, finder="`context-router search QUERY`")
+    print(json.dumps(definition, ensure_ascii=False, indent=2))
     return 0

@@ -15,6 +15,7 @@ from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
 from router.paths import resolve_db_path, servers_files, user_servers_file
 from router.servers import load_servers
+from router.wording import counted
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
 
@@ -104,8 +105,8 @@ def ready_lines(options, listening: str) -> list[str]:
     callable_servers = [name for name in servers if name not in unavailable]
     role = options.role.name if options.role is not None else "named by each request"
     lines = [
-        f"context-router serve: ready on {listening}: {options.db_path} ({tools} tools; "
-        f"{len(callable_servers)} of {len(servers)} servers callable: {', '.join(callable_servers) or 'none'}); "
+        f"context-router serve: ready on {listening}: {options.db_path} ({counted(tools, 'tool')}; "
+        f"{len(callable_servers)} of {counted(len(servers), 'server')} callable: {', '.join(callable_servers) or 'none'}); "
         f"role {role}"
     ]
     if tools == 0:

@@ -9,22 +9,19 @@ undoes that; a shipped server is switched off instead (`enabled = false` in the 
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import anyio
 
-from router.catalog.harvest import describe_launch
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
 from router.commands import add_db_option, add_servers_option
-from router.commands.catalog import load_default_catalog
 from router.commands.servers_status import print_status
 from router.commands.setup import STARTER_SERVERS
 from router.db import connect
 from router.errors import RouterError
-from router.facade.backend_watch import fetch_tool_list
-from router.facade.placeholders import Placeholders, default_data_dir
 from router.paths import (
     SEEDS_DIR,
     SERVERS_ENV_VAR,
@@ -44,6 +41,7 @@ from router.server_setup import (
 )
 from router.servers import ServerConfig, load_servers
 from router.user_servers import UserServersFile
+from router.wording import counted
 
 DEFAULT_PROFILE = "custom"
 
@@ -147,10 +145,21 @@ def _writable_layer(cli_servers: list[Path] | None) -> tuple[Path, list[Path]]:
     return user_servers_file(), [SHIPPED_SERVERS_FILE]
 
 
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def setup_servers(
     args: argparse.Namespace, candidates: list[tuple[ServerConfig, str, list[str]]]
 ) -> list[SetupOutcome]:
     """Start, list, seed and declare each candidate; reload the catalog once at the end."""
+    # imported here: the MCP client (the SDK) and the catalog loader are what `servers` and
+    # `--help` must not load
+    from router.catalog.harvest import describe_launch
+    from router.commands.catalog import load_default_catalog
+    from router.facade.backend_watch import fetch_tool_list
+    from router.facade.placeholders import Placeholders, default_data_dir
+
     target, lower = _writable_layer(args.servers)
     file = UserServersFile(target, STARTER_SERVERS)
     db_path = resolve_db_path(args.db)
@@ -162,9 +171,14 @@ def setup_servers(
     taken: set[str] = set()
     try:
         names_by_server = tool_names_by_server(conn, [SEEDS_DIR, user_seeds_dir()])
-        for server, source, messages in candidates:
+        for number, (server, source, messages) in enumerate(candidates, start=1):
             outcome = SetupOutcome(server.name, messages=messages)
             outcomes.append(outcome)
+            # progress on stderr: starting a server can take its whole start-up timeout, and
+            # stdout stays the report a script reads. The program only: its arguments or URL
+            # may carry a token
+            how = f"starting {server.command}" if server.command else "connecting over HTTP"
+            progress(f"[{number}/{len(candidates)}] {server.name}: {how} for its tools/list")
             try:
                 tools = anyio.run(fetch_tool_list, server, config, placeholders)
             except RouterError as exc:
@@ -193,7 +207,8 @@ def setup_servers(
         if args.keep_secrets:
             file.keep_private()
         file.save(lower)
-        print(f"{target}: {sum(o.error is None for o in outcomes)} servers declared")
+        print(f"{target}: {counted(sum(o.error is None for o in outcomes), 'server')} declared")
+        progress(f"reloading the catalog in {db_path}")
         print(f"{db_path}: {load_default_catalog(db_path, [*lower, target])}")
     return outcomes
 
@@ -236,7 +251,7 @@ def run_import(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     for path in files:
         kind, entries = read_client_config(path)
-        print(f"{path}: {kind} config, {len(entries)} servers")
+        print(f"{path}: {kind} config, {counted(len(entries), 'server')}")
         for entry in entries:
             if args.only and entry.name not in args.only:
                 continue
@@ -262,6 +277,8 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_remove(args: argparse.Namespace) -> int:
+    from router.commands.catalog import load_default_catalog
+
     target, lower = _writable_layer(args.servers)
     file = UserServersFile(target, STARTER_SERVERS)
     shipped = load_servers(lower)

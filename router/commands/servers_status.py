@@ -15,6 +15,7 @@ from router.paths import resolve_db_path, servers_files
 from router.process_start import still_running
 from router.programs import resolve_command
 from router.servers import load_servers
+from router.wording import counted
 
 TOOLS_PER_SERVER_SQL = "SELECT server, count(*) FROM tools GROUP BY server"
 QUARANTINED_PER_SERVER_SQL = "SELECT server, count(*) FROM tool_quarantine GROUP BY server"
@@ -31,7 +32,7 @@ RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_r
 
 def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, Any]]:
     config = load_servers(servers_files(servers))
-    conn = connect(resolve_db_path(db))
+    conn = connect(resolve_db_path(db), create=False)
     try:
         tools = _counts(conn, TOOLS_PER_SERVER_SQL)
         quarantined = _counts(conn, QUARANTINED_PER_SERVER_SQL)
@@ -64,7 +65,7 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
             row["problem"] = server_problem(server)
             row["installed"] = row["problem"] is None
         row["quarantined"] = quarantined.get(name, 0)
-        row["breaker"] = f"open for {breakers[name]} tools" if name in breakers else "closed"
+        row["breaker"] = f"open for {counted(breakers[name], 'tool')}" if name in breakers else "closed"
         state, opened_at, last_error = server_breakers.get(name, ("closed", None, None))
         row["server_breaker"] = state if opened_at is None else f"{state} since {opened_at}"
         row["server_breaker_error"] = last_error
@@ -84,7 +85,7 @@ def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> i
     for row in rows:
         state = "installed" if row["installed"] else "NOT AVAILABLE"
         print(
-            f"{row['server']}: {state}; {row['tools']} tools; running: {row['running']}; "
+            f"{row['server']}: {state}; {counted(row['tools'], 'tool')}; running: {row['running']}; "
             f"breaker {row['breaker']}; server breaker {row['server_breaker']}"
         )
         print(f"    declared: {row['declared']}")
