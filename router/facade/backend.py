@@ -414,7 +414,7 @@ class Backend:
             run.stop()
             raise BackendTimeoutError(
                 f"backend {self.name!r} did not answer {tool!r} within {timeout:g} s; "
-                "it was stopped and will be restarted on the next call"
+                "it is being stopped and will be restarted on the next call"
             )
         finally:
             self.in_flight -= 1

@@ -167,6 +167,8 @@ class BackendPool:
             await backend.ensure_started(self._task_group)
         except BackendError as exc:
             logger.info("background wake of %s failed: %s", backend.name, exc)
+            if exc.process_failure and exc.counted_by_call:  # a missing program: no attempt counted it
+                self._start_failed(backend, exc)
         finally:
             self._waking.discard(backend.name)
 
