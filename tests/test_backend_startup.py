@@ -3,13 +3,18 @@ outcome; the breaker counts the attempt once, and once it is open every call is 
 once; no waiting call reads 'interrupted' in v_recent_audit while its router lives. Real
 router, real hanging backend processes."""
 
+import sys
 import time
 
 import anyio
 import pytest
 
 from router.db import connect
+from router.facade.backends import BackendPool
+from router.facade.placeholders import Placeholders
+from router.servers import ServersConfig
 from tests.facade_support import add_hanging_backend, alive, audit_rows, logged_pids, text_of
+from tests.servers import exits_after_answer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -114,3 +119,29 @@ async def test_concurrent_calls_to_a_backend_hanging_at_start_share_one_attempt(
         + ", ".join(f"{slowest:.2f} s / {stop:.2f} s" for slowest, stop in figures)
         + f"; 10 refused by the open breaker in {refused_in:.2f} s; 3 starts, at most 1 alive"
     )
+
+
+async def test_a_caller_that_gives_up_does_not_end_the_start_the_others_wait_for(tmp_path):
+    starts = tmp_path / "starts.log"
+    slow = {
+        "name": "slow",
+        "profile": "custom",
+        "command": sys.executable,
+        "args": [exits_after_answer.__file__],
+        "env": {"START_DELAY_S": "1", "START_LOG_FILE": str(starts)},
+    }
+    config = ServersConfig.model_validate({"servers": {"slow": slow}})
+    answers = []
+    async with BackendPool(config, Placeholders(tmp_path, tmp_path / "data")) as pool:
+
+        async def patient() -> None:
+            answers.append(text_of(await pool.call("slow", "echo_once", {"text": "kept"})))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(patient)
+            with anyio.move_on_after(0.3) as gave_up:
+                await pool.call("slow", "echo_once", {"text": "given up"})
+            assert gave_up.cancelled_caught
+    # the start the impatient call began went on for the patient one: one process in all
+    assert answers == ["kept"]
+    assert len(logged_pids(starts)) == 1

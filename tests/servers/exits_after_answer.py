@@ -10,6 +10,8 @@ $EXIT_MODE picks when it exits after answering a call:
   previous one was answered is written to a process that is exiting, deterministically;
 - `at_once`: right after writing the answer (the race as it happens with real servers).
 
+With $START_DELAY_S it reads nothing for that long after it starts (a slow start-up).
+
 It speaks the few JSON-RPC lines a client needs (initialize, tools/list, tools/call, ping)
 by hand, so nothing between its answer and its exit is up to an SDK's scheduling. Every start
 is logged to $START_LOG_FILE ("<pid>"), every call it runs to $CALL_LOG_FILE ("<tool> <pid>").
@@ -18,6 +20,7 @@ is logged to $START_LOG_FILE ("<pid>"), every call it runs to $CALL_LOG_FILE ("<
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +85,7 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     _log("START_LOG_FILE")
+    time.sleep(float(os.environ.get("START_DELAY_S", "0")))  # a slow start, if asked for
     exit_mode = os.environ.get("EXIT_MODE", "on_next_line")
     answered_a_call = False
     for line in sys.stdin:
