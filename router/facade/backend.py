@@ -422,13 +422,15 @@ class Backend:
 
     async def _connection_lost(self, run: _Run, tool: str) -> BackendError:
         """The connection closed with `tool` unanswered: a clean exit (status 0, on its own)
-        or a crash. Only the run the call went to is stopped; another call may have started
-        the next one already."""
+        or a crash. Only the run the call went to is stopped (another call may have started
+        the next one already), and not one ending on its own: other calls' answers written
+        just before the exit are still read."""
         process = run.process
         if process is not None:
             with anyio.move_on_after(EXIT_AFTER_EOF_S):
                 await process.exited.wait()
-        run.stop()
+        if not run.ending:
+            run.stop()
         if process is not None and process.exited_cleanly():
             return BackendExitedError(
                 f"backend {self.name!r} exited cleanly (status 0) without answering {tool!r}: "
