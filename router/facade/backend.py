@@ -250,10 +250,14 @@ class Backend:
             await run.ready.wait()
         if waited.cancelled_caught:
             run.stop()
-            await run.done.wait()  # "it was stopped" is said once it is true (the stop is bounded)
+            # "it was stopped" is said once it is true; a stdio stop is bounded by itself, an
+            # HTTP client's end is not waited for past a stop's time
+            with anyio.move_on_after(LONGEST_STOP_S):
+                await run.done.wait()
             raise BackendTimeoutError(
                 f"backend {self.name!r} did not finish starting within "
-                f"{self.timeouts.startup_timeout_s:g} s; it was stopped"
+                f"{self.timeouts.startup_timeout_s:g} s; "
+                + ("it was stopped" if run.done.is_set() else "it is being stopped")
             )
         if run.session is None:
             if run.stopped:
