@@ -16,10 +16,8 @@ import anyio.to_thread
 import mcp_types as types
 
 from router.facade import process_tree
-from router.facade.backend import Backend, BackendSession
-from router.facade.backend_errors import (
-    BackendError,
-)
+from router.facade.backend import Backend, BackendSession, longest_call_s
+from router.facade.backend_errors import BackendError
 from router.facade.backend_session import LIVE_BACKEND_PIDS, kill_orphans
 from router.facade.breaker import BreakerPolicy
 from router.facade.placeholders import Placeholders
@@ -34,6 +32,13 @@ MIN_REAP_INTERVAL_S = 0.05
 ORPHAN_REAP_INTERVAL_S = 5.0
 # How long the router waits for all backends to stop when it shuts down.
 SHUTDOWN_GRACE_S = 5.0
+
+
+def call_allowance_s(servers: ServersConfig) -> float:
+    """The longest the router can work on a forwarded call to any declared server (a call's
+    audit deadline, before the tool and so its server is known)."""
+    limits = [servers.timeouts(server) for server in servers.servers.values()] or [servers.defaults]
+    return max(longest_call_s(timeouts) for timeouts in limits)
 
 
 class BackendPool:
@@ -55,11 +60,13 @@ class BackendPool:
         self.adopts_orphans = adopts_orphans
         # what a started audit row's deadline allows any call: worked out when the config is
         # taken (here and in apply), not on every call
-        self.longest_call_s = servers.longest_call_s()
+        self.longest_call_s = call_allowance_s(servers)
         self.backends = self._build(servers)
         self._task_group: anyio.abc.TaskGroup | None = None
         # called after any backend starts (the rug-pull check: router/facade/backend_watch.py)
         self.on_started: Callable[[Backend, BackendSession], Awaitable[None]] | None = None
+        # told once per failed start attempt (its server's breaker counts it)
+        self.on_start_failed: Callable[[Backend, BackendError], None] | None = None
         # servers a background wake was started for and has not finished
         self._waking: set[str] = set()
 
@@ -70,6 +77,7 @@ class BackendPool:
             backend = Backend(server, servers.timeouts(server), self.placeholders, self.clock)
             backend.check_placeholders()
             backend.on_started = self._started
+            backend.on_start_failed = self._start_failed
             backends[name] = backend
         return backends
 
@@ -79,6 +87,10 @@ class BackendPool:
     async def _started(self, backend: Backend, session: BackendSession) -> None:
         if self.on_started is not None:
             await self.on_started(backend, session)
+
+    def _start_failed(self, backend: Backend, failure: BackendError) -> None:
+        if self.on_start_failed is not None:
+            self.on_start_failed(backend, failure)
 
     def start_soon(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run a task of the pool's (a recheck on tools/list_changed) until the pool closes."""
@@ -112,7 +124,7 @@ class BackendPool:
             if new is not None:
                 new.follow(old)
         self.config, self.backends = servers, updated
-        self.longest_call_s = servers.longest_call_s()
+        self.longest_call_s = call_allowance_s(servers)
 
     async def __aenter__(self) -> "BackendPool":
         self._task_group = anyio.create_task_group()
@@ -137,11 +149,9 @@ class BackendPool:
         assert self._task_group is not None, "BackendPool used outside `async with`"
         return await backend.call(self._task_group, tool, arguments)
 
-    def wake_in_background(
-        self, server: str, on_failure: Callable[[BackendError], None] | None = None
-    ) -> None:
-        """Start a sleeping backend without waiting, so a call soon after skips the cold start.
-        `on_failure` is told when it cannot start (its server's breaker counts that)."""
+    def wake_in_background(self, server: str) -> None:
+        """Start a sleeping backend without waiting, so a call soon after skips the cold start
+        (a failed start counts toward its server's breaker, as any start does)."""
         backend = self.backends.get(server)
         # a start under way is not queued behind: if it fails, only a call starts it again
         if backend is None or backend.running or backend.starting or self._task_group is None:
@@ -149,18 +159,16 @@ class BackendPool:
         if server in self._waking:
             return
         self._waking.add(server)
-        self._task_group.start_soon(self._wake_quietly, backend, on_failure)
+        self._task_group.start_soon(self._wake_quietly, backend)
 
-    async def _wake_quietly(
-        self, backend: Backend, on_failure: Callable[[BackendError], None] | None
-    ) -> None:
+    async def _wake_quietly(self, backend: Backend) -> None:
         assert self._task_group is not None
         try:
             await backend.ensure_started(self._task_group)
         except BackendError as exc:
             logger.info("background wake of %s failed: %s", backend.name, exc)
-            if on_failure is not None and exc.process_failure:
-                on_failure(exc)
+            if exc.process_failure and exc.counted_by_call:  # a missing program: no attempt counted it
+                self._start_failed(backend, exc)
         finally:
             self._waking.discard(backend.name)
 

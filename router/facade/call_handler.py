@@ -20,7 +20,7 @@ from router.catalog import quarantine, schema_drafts
 from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import echo
 from router.facade import audit, breaker
-from router.facade.backend_errors import BackendError
+from router.facade.backend_errors import BackendError, BackendExitedError
 from router.facade.database import DatabaseBusyError
 from router.facade.definitions import (
     CALL_TOOL,
@@ -193,6 +193,40 @@ def _record_outcome(
     breaker.record(conn, server, not process_failed, now, policy, error, breaker.BACKEND_ROWS)
 
 
+async def _forward(
+    ctx: FacadeContext, row_id: int, tool: dict[str, Any], arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """Start the backend if it sleeps, forward, and count the outcome on the breakers. A call
+    the backend received and then exited cleanly (status 0) without answering is sent once
+    more, to a new process, when the tool only reads (the row's deadline moves for it); a
+    mutating one is not: it may have taken effect."""
+    name, server = tool["name"], tool["server"]
+    retried = False
+    while True:
+        try:
+            await _start_and_recheck(ctx, name, server)
+            result = await ctx.pool.call(server, tool["backend_name"], arguments)
+        except BackendExitedError as exc:
+            if not tool["mutating"] and not retried:
+                retried = True
+                ctx.db.write_soon(audit.extend_deadline, row_id, within_s=ctx.pool.longest_call_s)
+                continue
+            raise ToolCallError(f"{exc}{_NOT_RESENT if tool['mutating'] else _RESENT}", exc.outcome) from None
+        except BackendError as exc:
+            if exc.counted_by_call:
+                ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
+            raise ToolCallError(str(exc), exc.outcome) from None
+        ctx.db.write_soon(_record_outcome, ctx, name, server, None)
+        return result
+
+
+_NOT_RESENT = (
+    "; it changes state, so it was not sent again: it may or may not have taken effect, "
+    "check before repeating it"
+)
+_RESENT = "; it was sent once more, to a new process, which also exited without answering it"
+
+
 async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     """Validate, check role and breakers, forward, and return the backend's result unchanged.
 
@@ -223,13 +257,7 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
         _check_role(ctx, name, bool(tool["mutating"]), tool["read_only_source"])
         _check_arguments(name, tool["input_schema"], tool["arg_validator"], parsed.args)
         await ctx.db.write(_admit, ctx, name, server)
-        try:
-            await _start_and_recheck(ctx, name, server)
-            result = await ctx.pool.call(server, tool["backend_name"], parsed.args)
-        except BackendError as exc:
-            ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
-            raise ToolCallError(str(exc), exc.outcome) from None
-        ctx.db.write_soon(_record_outcome, ctx, name, server, None)
+        result = await _forward(ctx, row_id, tool, parsed.args)
         outcome = audit.TOOL_ERROR if result.is_error else audit.OK
         # The backend's own error text may quote the arguments: it is not stored.
         error = "the backend answered with isError: true" if result.is_error else None

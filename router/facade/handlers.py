@@ -6,7 +6,6 @@ An error a model can act on is raised as ToolCallError (its message is what the 
 reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
 """
 
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from router.clock import unix_now
 from router.db import catalog_size
 from router.errors import QueryError, RouterError, UnknownToolError
 from router.facade import audit, breaker
-from router.facade.backend_errors import BackendError
 from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import (
@@ -81,13 +79,6 @@ def elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def record_process_failure(ctx: FacadeContext, server: str, failure: BackendError) -> None:
-    """A backend that failed to start in the background counts against its server."""
-    ctx.db.write_soon(
-        breaker.record, server, False, ctx.now(), ctx.breaker_policy, str(failure), breaker.BACKEND_ROWS
-    )
-
-
 # --- mcp_search_tools ---------------------------------------------------------------------
 
 
@@ -137,7 +128,7 @@ async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
     record = _CatalogCallRecord()
     result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer, record)
     for server in record.wake:
-        ctx.pool.wake_in_background(server, on_failure=functools.partial(record_process_failure, ctx, server))
+        ctx.pool.wake_in_background(server)
     return result
 
 

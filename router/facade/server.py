@@ -113,6 +113,7 @@ def build_server(
             ):
                 # each backend's tools are checked against the catalog when it starts
                 pool.on_started = backend_watch.watcher(db, pool)
+                pool.on_start_failed = backend_watch.start_failure_recorder(db, pool, options.now)
                 state = RouterState(options, db, pool)
                 if on_started is not None:
                     on_started(state)
