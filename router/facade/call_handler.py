@@ -115,7 +115,7 @@ def _check_callable_here(conn: apsw.Connection, ctx: FacadeContext, tool: dict[s
     name, server = tool["name"], tool["server"]
     if tool["quarantined_fields"] is not None:
         raise _quarantined(name, tool["quarantined_fields"])
-    reason = ctx.availability.unavailable(conn, ctx.pool.config).get(server)
+    reason = ctx.unavailable(conn).get(server)
     if reason is not None or ctx.pool.get(server) is None:
         reason = reason or "not set up in this router"
         raise ToolCallError(
@@ -138,10 +138,10 @@ async def _start_and_recheck(ctx: FacadeContext, name: str, server: str) -> None
     """A sleeping backend is started first: its tools/list is checked against the catalog as
     it starts (router/facade/backend_watch.py), and a tool it now lists differently is refused
     before its first call, not after."""
-    backend = ctx.pool.get(server)
+    backend = ctx.pool.get(server, ctx.workspace)
     if backend is None or backend.running:
         return
-    await ctx.pool.session(server)
+    await ctx.pool.session(server, ctx.workspace)
     changed = (await ctx.db.read(quarantine.quarantined_tools)).get(name)
     if changed is not None:
         raise _quarantined(name, changed)
@@ -225,7 +225,7 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
         await ctx.db.write(_admit, ctx, name, server)
         try:
             await _start_and_recheck(ctx, name, server)
-            result = await ctx.pool.call(server, tool["backend_name"], parsed.args)
+            result = await ctx.pool.call(server, tool["backend_name"], parsed.args, ctx.workspace)
         except BackendError as exc:
             ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
             raise ToolCallError(str(exc), exc.outcome) from None
