@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 # The key of the roots/list request in a 2026-07-28 InputRequiredResult.
 ROOTS_INPUT_KEY = "roots"
 # How long a client may take to list its roots before the router's own workspace is used.
-ROOTS_TIMEOUT_S = 10.0
+ROOTS_TIMEOUT_S = 5.0
 # Connections whose workspace is remembered (HTTP sessions come and go; stdio has one).
 MAX_CONNECTIONS = 1024
 
