@@ -71,7 +71,8 @@ async def git_log(client: Client, repository: Path):
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_client_declaring_a_repository_as_its_root_gets_git_there(facade, projects, mode):
     """Handshake versions: roots/list once per connection, again after list_changed.
-    2026-07-28: the roots ride each request's inputResponses (an InputRequiredResult first)."""
+    2026-07-28: the roots ride each call's inputResponses (an InputRequiredResult first); a
+    search takes the roots the client gave last."""
     first, second, elsewhere = projects
     roots = Roots(first)
     async with Client(router_in(facade, elsewhere), mode=mode, list_roots_callback=roots) as client:
@@ -79,6 +80,8 @@ async def test_a_client_declaring_a_repository_as_its_root_gets_git_there(facade
         in_first = await git_log(client, first)
         outside = await git_log(client, second)  # mcp-server-git is confined to the root
         asked_for_three = roots.asked
+        json_of(await client.call_tool("mcp_search_tools", {"query": "show the commit log"}))
+        asked_for_four = roots.asked
         roots.directories = [second]
         if mode == "legacy":
             await client.send_roots_list_changed()
@@ -90,8 +93,9 @@ async def test_a_client_declaring_a_repository_as_its_root_gets_git_there(facade
     assert outside.is_error and "only in the second project" not in text_of(outside)
     assert not in_second.is_error, text_of(in_second)
     assert "only in the second project" in text_of(in_second)
-    # asked once for the connection (handshake), or once per request that needed it (2026)
+    # asked once for the connection (handshake), or for the first search and each call (2026)
     assert asked_for_three == (1 if mode == "legacy" else 3)
+    assert asked_for_four == asked_for_three  # a search again: the roots the client gave last
 
 
 async def test_without_roots_git_outside_a_repository_is_unavailable_with_the_fix(facade, projects):

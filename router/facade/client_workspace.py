@@ -11,10 +11,12 @@ How roots are asked for depends on the protocol version the client negotiated:
   with the first search or call of the connection (stdio: the one client; HTTP: each
   Mcp-Session-Id) and kept until the client sends `notifications/roots/list_changed`;
 - 2026-07-28 (roots deprecated by SEP-2577, not removed): no server-to-client requests and
-  no connection to remember anything for, so a search or call from a client declaring the
-  `roots` capability is answered with an InputRequiredResult asking `roots/list`, and the
-  client's retry carries its roots in `inputResponses` (the SDK's Client does this with its
-  `list_roots_callback`).
+  no roots/list_changed, so a call from a client declaring the `roots` capability is
+  answered with an InputRequiredResult asking `roots/list`, and the client's retry carries
+  its roots in `inputResponses` (the SDK's Client does this with its `list_roots_callback`):
+  a backend always starts where the client is now. A search (what is callable) takes the
+  roots the connection's client gave last, over stdio; it asks too when there were none, or
+  over HTTP, where a 2026-07-28 request names no session to remember them for.
 A client that does not declare `roots`, or whose answer fails or names no local directory,
 gets the router's own workspace.
 """
@@ -57,7 +59,7 @@ class ClientWorkspaces:
 
     def __init__(self, default: Path) -> None:
         self.default = default
-        # handshake-era connection → the workspace its roots gave (or the default)
+        # connection → the workspace its roots gave last (or the default)
         self._known: dict[str, Path] = {}
 
     def forget(self, connection: str) -> None:
@@ -65,30 +67,41 @@ class ClientWorkspaces:
         self._known.pop(connection, None)
 
     async def of(
-        self, ctx: Any, params: types.CallToolRequestParams, connection: str
+        self, ctx: Any, params: types.CallToolRequestParams, connection: str | None, *, fresh: bool
     ) -> Path | types.InputRequiredResult:
         """The workspace of the client making this request (`ctx`: the SDK's request context),
-        or, on 2026-07-28, the InputRequiredResult that asks the client for its roots."""
+        or, on 2026-07-28, the InputRequiredResult that asks the client for its roots.
+        `connection`: None where requests cannot be told apart by client; `fresh`: a call,
+        which on 2026-07-28 asks every time."""
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.roots is None:
             return self.default
+        known = self._known.get(connection) if connection is not None else None
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             answer = (params.input_responses or {}).get(ROOTS_INPUT_KEY)
-            if answer is None:
-                return types.InputRequiredResult(input_requests={ROOTS_INPUT_KEY: types.ListRootsRequest()})
-            if not isinstance(answer, types.ListRootsResult):
-                logger.warning(
-                    "the client answered roots/list with %s: using %s", type(answer).__name__, self.default
-                )
-                return self.default
-            return self._chosen(answer.roots)
-        known = self._known.get(connection)
+            if answer is not None:
+                return self._remember(connection, self._answered(answer))
+            if known is not None and not fresh:
+                return known
+            return types.InputRequiredResult(input_requests={ROOTS_INPUT_KEY: types.ListRootsRequest()})
         if known is None:
-            known = await self._ask(ctx)
+            known = self._remember(connection, await self._ask(ctx))
+        return known
+
+    def _remember(self, connection: str | None, workspace: Path) -> Path:
+        if connection is not None:
             if len(self._known) >= MAX_CONNECTIONS:
                 self._known.clear()
-            self._known[connection] = known
-        return known
+            self._known[connection] = workspace
+        return workspace
+
+    def _answered(self, answer: types.InputResponse) -> Path:
+        if not isinstance(answer, types.ListRootsResult):
+            logger.warning(
+                "the client answered roots/list with %s: using %s", type(answer).__name__, self.default
+            )
+            return self.default
+        return self._chosen(answer.roots)
 
     async def _ask(self, ctx: Any) -> Path:
         try:

@@ -186,7 +186,10 @@ async def _workspace(
     if params.name not in _NEED_WORKSPACE or not state.pool.workspace_matters:
         return None
     assert state.workspaces is not None
-    return await state.workspaces.of(ctx, params, _session_id(state, ctx.request))
+    headers = getattr(ctx.request, "headers", None)
+    # over HTTP only a session id tells clients apart (a 2026-07-28 request carries none)
+    connection = state.options.session_id if headers is None else headers.get(SESSION_HEADER)
+    return await state.workspaces.of(ctx, params, connection, fresh=params.name == CALL_TOOL)
 
 
 def _session_id(state: RouterState, request: Any) -> str:
