@@ -85,11 +85,11 @@ class RouterState:
     db: FacadeDatabase
     pool: BackendPool
     availability: Availability = field(default_factory=Availability)
-    workspaces: ClientWorkspaces | None = None
+    # each client's workspace (its MCP roots), falling back to the router's own
+    workspaces: ClientWorkspaces = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.workspaces is None:
-            self.workspaces = ClientWorkspaces(self.options.workspace)
+        self.workspaces = ClientWorkspaces(self.options.workspace)
 
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
@@ -155,7 +155,6 @@ def build_server(
 
     async def roots_changed(ctx: Any, _params: Any) -> None:
         state: RouterState = ctx.lifespan_context
-        assert state.workspaces is not None
         state.workspaces.forget(_session_id(state, ctx.request))
 
     server = Server(
@@ -185,7 +184,6 @@ async def _workspace(
     None: the router's own."""
     if params.name not in _NEED_WORKSPACE or not state.pool.workspace_matters:
         return None
-    assert state.workspaces is not None
     headers = getattr(ctx.request, "headers", None)
     # over HTTP only a session id tells clients apart (a 2026-07-28 request carries none)
     connection = state.options.session_id if headers is None else headers.get(SESSION_HEADER)
