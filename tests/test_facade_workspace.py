@@ -14,6 +14,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from router.facade.client_workspace import ROOTS_TIMEOUT_S
+from router.jsonrpc_lines import LineClient
 from tests.facade_support import CONTEXT_ROUTER, audit_rows, json_of, make_workspace, text_of
 from tests.test_facade_http import free_port, wait_for_port
 
@@ -165,3 +167,27 @@ async def test_one_http_router_runs_git_in_each_clients_own_project(facade, proj
     assert one_other.is_error and "only in the second project" not in text_of(one_other)
     assert two_other.is_error and "only in the first project" not in text_of(two_other)
     assert "only in the second project" in text_of(modern_own) and not modern_own.is_error
+
+
+def test_a_client_that_declares_roots_but_never_lists_them_gets_the_routers_workspace(facade, projects):
+    """The router waits ROOTS_TIMEOUT_S for roots/list, once per connection, then serves in
+    its own workspace (here not a git repository: git is unavailable, and says why)."""
+    _, _, elsewhere = projects
+    argv = [str(CONTEXT_ROUTER), "serve", "--db", str(facade.db), "--servers", str(facade.servers_file)]
+    argv += ["--workspace", str(elsewhere)]
+    with LineClient(argv, capabilities={"roots": {}}) as client:
+        client.send("tools/call", {"name": "mcp_search_tools", "arguments": {"query": "show the commit log"}})
+        asked = json.loads(client.read_line())
+        assert asked["method"] == "roots/list"  # and never answered
+        lines = [json.loads(client.read_line(timeout_s=ROOTS_TIMEOUT_S + 30))]
+        while "result" not in lines[-1]:
+            lines.append(json.loads(client.read_line()))
+        found = lines[-1]
+        # the unanswered request is cancelled, the search answered
+        assert [line.get("method") for line in lines[:-1]] == ["notifications/cancelled"], lines
+        again = client.call_tool("mcp_search_tools", {"query": "show the commit log"})  # not asked again
+    for result in (found["result"], again):
+        tools = json.loads(result["content"][0]["text"])["tools"]
+        hit = next(tool for tool in tools if tool["name"] == "git_log")
+        assert hit["available"] is False
+        assert "is not inside a git repository" in hit["unavailable_reason"]
