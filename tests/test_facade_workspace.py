@@ -113,7 +113,7 @@ async def test_without_roots_git_outside_a_repository_is_unavailable_with_the_fi
     assert audit_rows(facade.db)[-1]["outcome"] == "unavailable"  # refused before any backend started
 
 
-def test_servers_says_git_is_unavailable_outside_a_repository(facade, projects):
+def test_servers_and_search_say_git_is_unavailable_outside_a_repository(facade, projects):
     first, _, elsewhere = projects
 
     def git_row(*extra: str) -> dict:
@@ -128,6 +128,17 @@ def test_servers_says_git_is_unavailable_outside_a_repository(facade, projects):
     )
     assert FIX in git_row()["problem"]
     assert git_row("--workspace", str(first))["problem"] is None
+    searched = subprocess.run(
+        [str(CONTEXT_ROUTER), "search", "--db", str(facade.db), "--servers", str(facade.servers_file)]
+        + ["--json", "show the commit log"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    hit = next(hit for hit in json.loads(searched.stdout) if hit["name"] == "git_log")
+    assert hit["available"] is False and FIX in hit["unavailable_reason"]
 
 
 @contextmanager
