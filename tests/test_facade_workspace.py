@@ -164,12 +164,16 @@ async def test_one_http_router_runs_git_in_each_clients_own_project(facade, proj
     own repository and is refused the other's."""
     first, second, elsewhere = projects
     with http_router_in(facade, elsewhere) as url:
+        one_roots = Roots(first)
         async with (
-            Client(streamable_http_client(url), mode="legacy", list_roots_callback=Roots(first)) as one,
+            Client(streamable_http_client(url), mode="legacy", list_roots_callback=one_roots) as one,
             Client(streamable_http_client(url), mode="legacy", list_roots_callback=Roots(second)) as two,
         ):
             one_own, two_own = await git_log(one, first), await git_log(two, second)
             one_other, two_other = await git_log(one, second), await git_log(two, first)
+            one_roots.directories = [second]  # told over HTTP: only this session asks again
+            await one.send_roots_list_changed()
+            one_moved, two_stays = await git_log(one, second), await git_log(two, second)
             # a 2026-07-28 client (no session) gets its own root too
             async with Client(url, mode="2026-07-28", list_roots_callback=Roots(second)) as modern:
                 modern_own = await git_log(modern, second)
@@ -178,6 +182,8 @@ async def test_one_http_router_runs_git_in_each_clients_own_project(facade, proj
     assert one_other.is_error and "only in the second project" not in text_of(one_other)
     assert two_other.is_error and "only in the first project" not in text_of(two_other)
     assert "only in the second project" in text_of(modern_own) and not modern_own.is_error
+    assert "only in the second project" in text_of(one_moved) and not one_moved.is_error
+    assert not two_stays.is_error and one_roots.asked == 2
 
 
 def test_a_client_that_declares_roots_but_never_lists_them_gets_the_routers_workspace(facade, projects):
