@@ -62,6 +62,7 @@ class LineClient:
         client_name: str = "context-router-line-client",
         stderr: int | IO[Any] | None = subprocess.DEVNULL,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.process = subprocess.Popen(
             list(argv),
@@ -80,7 +81,7 @@ class LineClient:
             "initialize",
             {
                 "protocolVersion": protocol_version,
-                "capabilities": {},
+                "capabilities": dict(capabilities or {}),
                 "clientInfo": {"name": client_name, "version": "0"},
             },
         )

@@ -93,6 +93,7 @@ args = ["--local-timezone", "UTC"]
 profile = "core"
 command = "mcp-server-git"
 args = ["--repository", "${{WORKSPACE}}"]
+needs_workspace = "git-repository"
 
 [servers.filesystem]
 profile = "core"

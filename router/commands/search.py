@@ -65,7 +65,7 @@ def run_search(args: argparse.Namespace) -> int:
         explain=args.explain,
         breaker_open_s=servers.defaults.breaker_open_s,
         # what a router on these servers files marks: what cannot be called here, and why
-        unavailable=Availability().unavailable(conn, servers),
+        unavailable=Availability().unavailable(conn, servers, Path.cwd().resolve()),
     )
     if not hits and catalog_size(conn) == 0:
         print(

@@ -55,7 +55,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_db_option(status)
     add_servers_option(status)
     status.add_argument("--json", action="store_true", help="JSON instead of lines")
-    status.set_defaults(handler=lambda args: print_status(args.db, args.servers, args.json))
+    status.add_argument(
+        "--workspace",
+        metavar="DIR",
+        type=Path,
+        help="the workspace servers would run in, as serve --workspace (default: working directory)",
+    )
+    status.set_defaults(
+        handler=lambda args: print_status(
+            args.db, args.servers, args.json, (args.workspace or Path.cwd()).resolve()
+        )
+    )
 
     add = subparsers.add_parser(
         "add",

@@ -30,7 +30,7 @@ SELECT server, state, opened_at, last_error FROM v_backend_breaker_state WHERE s
 RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_runs"
 
 
-def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, Any]]:
+def server_rows(db: str | None, servers: list[Path] | None, workspace: Path) -> list[dict[str, Any]]:
     config = load_servers(servers_files(servers))
     conn = connect(resolve_db_path(db), create=False)
     try:
@@ -62,7 +62,7 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
             else:
                 row["program"] = f"{server.url} (HTTP)"
                 row["running"] = "n/a (an HTTP server runs on its own)"
-            row["problem"] = server_problem(server)
+            row["problem"] = server_problem(server, workspace=workspace)
             row["installed"] = row["problem"] is None
         row["quarantined"] = quarantined.get(name, 0)
         row["breaker"] = f"open for {counted(breakers[name], 'tool')}" if name in breakers else "closed"
@@ -77,8 +77,8 @@ def _counts(conn: Any, sql: str) -> dict[str, int]:
     return {str(server): int(count) for server, count in conn.execute(sql)}
 
 
-def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> int:
-    rows = server_rows(db, servers)
+def print_status(db: str | None, servers: list[Path] | None, as_json: bool, workspace: Path) -> int:
+    rows = server_rows(db, servers, workspace)
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -125,6 +125,8 @@ class Backend:
         self.placeholders = placeholders
         self.clock = clock
         self.last_used = clock()
+        # names its process tree (process_tree.backend_tag): the pool gives each workspace's own
+        self.tag_name = config.name
         self.in_flight = 0
         self.starts = 0
         self._start: _Start | None = None
@@ -344,7 +346,7 @@ class Backend:
         # the backend's environment: its configured secrets are redacted from its stderr too
         stderr = self._stderr = BackendStderr(self.name, target.env or {})
         try:
-            tag = process_tree.backend_tag(self.name, run.number)
+            tag = process_tree.backend_tag(self.tag_name, run.number)
             async with backend_process(target, stderr.child_end(), tag) as process:
                 run.process = process
                 stderr.close_child_end()

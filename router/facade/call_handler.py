@@ -115,7 +115,7 @@ def _check_callable_here(conn: apsw.Connection, ctx: FacadeContext, tool: dict[s
     name, server = tool["name"], tool["server"]
     if tool["quarantined_fields"] is not None:
         raise _quarantined(name, tool["quarantined_fields"])
-    reason = ctx.availability.unavailable(conn, ctx.pool.config).get(server)
+    reason = ctx.unavailable(conn).get(server)
     if reason is not None or ctx.pool.get(server) is None:
         reason = reason or "not set up in this router"
         raise ToolCallError(
@@ -138,10 +138,10 @@ async def _start_and_recheck(ctx: FacadeContext, name: str, server: str) -> None
     """A sleeping backend is started first: its tools/list is checked against the catalog as
     it starts (router/facade/backend_watch.py), and a tool it now lists differently is refused
     before its first call, not after."""
-    backend = ctx.pool.get(server)
+    backend = ctx.pool.get(server, ctx.workspace)
     if backend is None or backend.running:
         return
-    await ctx.pool.session(server)
+    await ctx.pool.session(server, ctx.workspace)
     changed = (await ctx.db.read(quarantine.quarantined_tools)).get(name)
     if changed is not None:
         raise _quarantined(name, changed)
@@ -205,7 +205,7 @@ async def _forward(
     while True:
         try:
             await _start_and_recheck(ctx, name, server)
-            result = await ctx.pool.call(server, tool["backend_name"], arguments)
+            result = await ctx.pool.call(server, tool["backend_name"], arguments, ctx.workspace)
         except BackendExitedError as exc:
             if not tool["mutating"] and not retried:
                 retried = True

@@ -9,6 +9,7 @@ reads, its `outcome` what the audit row says); the server turns it into an MCP t
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import apsw
@@ -60,6 +61,14 @@ class FacadeContext:
     wake_on_search: bool = True
     # which servers cannot be called here (not installed, switched off, ...): one per process
     availability: Availability = field(default_factory=Availability)
+    # the caller's workspace (router/facade/client_workspace.py); None: the router's own
+    workspace: Path | None = None
+
+    def unavailable(self, conn: apsw.Connection) -> dict[str, str]:
+        """Catalog servers this caller cannot call here, and why."""
+        return self.availability.unavailable(
+            conn, self.pool.config, self.workspace or self.pool.placeholders.workspace
+        )
 
     @property
     def breaker_policy(self) -> breaker.BreakerPolicy:
@@ -128,7 +137,7 @@ async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
     record = _CatalogCallRecord()
     result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer, record)
     for server in record.wake:
-        ctx.pool.wake_in_background(server)
+        ctx.pool.wake_in_background(server, workspace=ctx.workspace)
     return result
 
 
@@ -172,7 +181,7 @@ def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsAr
         may_call_mutating=ctx.role.may_call_mutating_tools,
         now=ctx.now(),
         breaker_open_s=ctx.breaker_policy.open_seconds,
-        unavailable=ctx.availability.unavailable(conn, ctx.pool.config),
+        unavailable=ctx.unavailable(conn),
     )
 
 

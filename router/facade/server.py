@@ -30,6 +30,7 @@ from router.clock import unix_now
 from router.errors import RouterError, echo
 from router.facade import audit, backend_watch, call_handler, handlers
 from router.facade.backends import BackendPool
+from router.facade.client_workspace import ClientWorkspaces
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
 from router.facade.http_roles import ROLE_HEADER, role_for_request
@@ -84,6 +85,11 @@ class RouterState:
     db: FacadeDatabase
     pool: BackendPool
     availability: Availability = field(default_factory=Availability)
+    # each client's workspace (its MCP roots), falling back to the router's own
+    workspaces: ClientWorkspaces = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.workspaces = ClientWorkspaces(self.options.workspace)
 
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
@@ -125,7 +131,9 @@ def build_server(
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return TOOLS_LIST_RESULT
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         state: RouterState = ctx.lifespan_context
         handler = _HANDLERS.get(params.name)
         if handler is None:
@@ -135,7 +143,10 @@ def build_server(
             )
         try:
             state.refresh_servers()
-            facade = _facade_context(state, ctx.request)
+            workspace = await _workspace(state, ctx, params)
+            if isinstance(workspace, types.InputRequiredResult):
+                return workspace  # 2026-07-28: the client retries with its roots
+            facade = _facade_context(state, ctx.request, workspace)
             return await handler(facade, params.arguments)
         except RouterError as exc:
             return _error(str(exc))
@@ -143,7 +154,11 @@ def build_server(
             logger.exception("internal error in %s", params.name)
             return _error(f"internal error in context-router while running {params.name}; see its log")
 
-    return Server(
+    async def roots_changed(ctx: Any, _params: Any) -> None:
+        state: RouterState = ctx.lifespan_context
+        state.workspaces.forget(_session_id(state, ctx.request))
+
+    server = Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -151,14 +166,45 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # (not the constructor's on_roots_list_changed, which warns that roots are deprecated in
+    # 2026-07-28: they are, and a client on an older version still sends this)
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots_changed
+    )
+    return server
 
 
-def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
-    role, session_id = state.options.role, state.options.session_id
+# The meta-tools whose answer depends on the caller's workspace (what is callable there).
+_NEED_WORKSPACE = frozenset({SEARCH_TOOLS, CALL_TOOL})
+
+
+async def _workspace(
+    state: RouterState, ctx: Any, params: types.CallToolRequestParams
+) -> Path | types.InputRequiredResult | None:
+    """The caller's workspace when it matters (a declared server names ${WORKSPACE}), else
+    None: the router's own."""
+    if params.name not in _NEED_WORKSPACE or not state.pool.workspace_matters:
+        return None
+    headers = getattr(ctx.request, "headers", None)
+    # over HTTP only a session id tells clients apart (a 2026-07-28 request carries none)
+    connection = state.options.session_id if headers is None else headers.get(SESSION_HEADER)
+    return await state.workspaces.of(ctx, params, connection, fresh=params.name == CALL_TOOL)
+
+
+def _session_id(state: RouterState, request: Any) -> str:
+    """The connection's id: over HTTP its Mcp-Session-Id, over stdio the router's own."""
+    headers = getattr(request, "headers", None)
+    found = headers.get(SESSION_HEADER) if headers is not None else None
+    return found or state.options.session_id
+
+
+def _facade_context(
+    state: RouterState, request: Any, workspace: Path | None = None
+) -> handlers.FacadeContext:
+    role, session_id = state.options.role, _session_id(state, request)
     headers = getattr(request, "headers", None)
     if headers is not None:  # HTTP: the header may only lower the start role
         role = role_for_request(role, headers.getlist(ROLE_HEADER))
-        session_id = headers.get(SESSION_HEADER) or session_id
     if role is None:
         raise RouterError("no role: start the router with --role")
     return handlers.FacadeContext(
@@ -169,6 +215,7 @@ def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
         now=state.options.now,
         wake_on_search=state.options.wake_on_search,
         availability=state.availability,
+        workspace=workspace,
     )
 
 
