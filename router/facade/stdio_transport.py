@@ -9,9 +9,11 @@ and its sending task serializes and writes the reply: 0.2 ms per round trip
 
 A line that is not a JSON-RPC message (truncated, invalid UTF-8, a lone surrogate escape,
 nested past the parser's 200 levels, longer than MAX_LINE_BYTES) is answered with a
-JSON-RPC error (-32700, or -32600 for JSON that is not a JSON-RPC message) and reported to
-the caller's hook (the router audits it); the SDK's server would only log it, and the
-client would wait for ever.
+JSON-RPC error (-32700, or -32600 for JSON that is not a JSON-RPC message: among them an id
+that is an object, an array, a float, a boolean or a request's null, and a response with
+both result and error, which the SDK's types would read as a notification or an error and
+leave unanswered) and reported to the caller's hook (the router audits it); the SDK's server
+would only log it, and the client would wait for ever.
 
 A client may close stdin right after its last request (`cat requests.jsonl | serve`): the
 end of input is held back until every request read so far has been answered (or cancelled
@@ -41,6 +43,8 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from router.jsonrpc_lines import shape_problem
 
 if sys.platform != "win32":  # Windows pipes are not selectable: the SDK's threads serve there
     import fcntl
@@ -180,9 +184,16 @@ class _PipeReadStream:
         if isinstance(line, UnreadableMessage):
             return line
         try:
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except Exception as exc:  # answered by _AnsweringReadStream
             return unreadable(exc, line)
+        # A request's id is checked by the SDK's types; anything else is read again to see
+        # the ids and members they drop (notifications and responses are rare on this side).
+        if not isinstance(message, types.JSONRPCRequest):
+            problem = shape_problem(json.loads(line))
+            if problem is not None:
+                return UnreadableMessage(types.INVALID_REQUEST, problem)
+        return SessionMessage(message)
 
     async def aclose(self) -> None:
         pass  # the pipe is closed when the transport exits
