@@ -26,7 +26,7 @@ from mcp.server.lowlevel import Server
 from router import __version__
 from router.agents.roles import Role
 from router.availability import Availability
-from router.clock import unix_now
+from router.clock import unix_now, utc_now_iso
 from router.errors import RouterError, echo
 from router.facade import audit, backend_watch, call_handler, handlers
 from router.facade.backends import BackendPool
@@ -221,6 +221,7 @@ def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
                 outcome=audit.INVALID_REQUEST,
                 latency_ms=0.0,
                 error=message,
+                finished_at=utc_now_iso(),
             )
         except RouterError as exc:
             logger.warning("could not audit a refused request line: %s", exc)
