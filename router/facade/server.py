@@ -32,6 +32,7 @@ from router.facade import audit, backend_watch, call_handler, handlers
 from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.facade.http_checks import RefuseBadIds, security_for
 from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.servers_reload import ServersSource
@@ -204,7 +205,7 @@ SIGNAL_SHUTDOWN_GRACE_S = 10.0
 
 
 def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
-    """An audit row for each request line the transport refused as unreadable."""
+    """An audit row for each request line (or HTTP request) the transport refused as unreadable."""
 
     def record(code: int, message: str) -> None:
         if not states:  # before the lifespan opened the database: logged only
@@ -263,8 +264,14 @@ async def serve_stdio(options: ServeOptions) -> None:
 async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     import uvicorn
 
-    server = build_server(options)
-    app = server.streamable_http_app(host=host)
+    states: list[RouterState] = []
+    server = build_server(options, on_started=states.append)
+    security = security_for(host)
+    app = RefuseBadIds(
+        server.streamable_http_app(host=host, transport_security=security),
+        security,
+        _audit_unreadable(states),
+    )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
 
