@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from router.facade import stdio_transport
 from router.facade.stdio_transport import UnreadableMessage, _next_line
 from router.jsonrpc_lines import LineClient, shape_problem
 from tests.bounded_io import readline_within
@@ -77,6 +78,50 @@ def test_a_regular_file_on_stdin_is_served_too(tmp_path):
             check=True,
         )
     assert answered_ids(done.stdout) == [1, 2, 3]
+
+
+def test_a_regular_file_on_stdin_and_stdout_gets_every_bad_id_answered_and_audited(tmp_path):
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        HANDSHAKE + b"".join(line + b"\n" for line in BAD_ID_LINES) + request(2, "tools/list")
+    )
+    replies = tmp_path / "replies.jsonl"
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        done = subprocess.run(
+            [*ROUTER, "--db", str(tmp_path / "r.db")],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=True,
+        )
+    answers = [json.loads(line) for line in replies.read_bytes().splitlines()]
+    assert [a["id"] for a in answers] == [1] + [None] * len(BAD_ID_LINES) + [2], done.stderr[-2000:]
+    assert all(a["error"]["code"] == -32600 for a in answers[1:-1])
+    assert answers[-1]["result"]["tools"]
+    audited = rows(tmp_path / "r.db", "SELECT outcome FROM audit")
+    assert [r["outcome"] for r in audited] == ["invalid_request"] * len(BAD_ID_LINES)
+
+
+def test_an_over_long_line_in_a_file_is_refused_and_the_next_lines_still_arrive(tmp_path, monkeypatch):
+    monkeypatch.setattr(stdio_transport, "MAX_LINE_BYTES", 64)
+    path = tmp_path / "lines"
+    path.write_bytes(b'{"a":1}\n' + b"x" * 5000 + b"\n" + b'{"b":2}\n' + b'{"c":3}')
+
+    async def run() -> list[str]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            lines, source = [], stdio_transport._FileLines(fd)
+            while (line := await source.next_line()) is not None:
+                lines.append(line.message if isinstance(line, UnreadableMessage) else line.decode())
+            return lines
+        finally:
+            os.close(fd)
+
+    lines = asyncio.run(run())
+    assert lines[0] == '{"a":1}\n'
+    assert lines[1].startswith("Parse error: request line longer than 64 bytes")
+    assert lines[2:] == ['{"b":2}\n', '{"c":3}']
 
 
 def test_the_null_device_on_stdin_ends_the_server_at_once(tmp_path):

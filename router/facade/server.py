@@ -254,8 +254,8 @@ async def serve_stdio(options: ServeOptions) -> None:
             serving.cancel()
             with anyio.move_on_after(SIGNAL_SHUTDOWN_GRACE_S):
                 await stopped.wait()
-            # When stdin is a regular file the SDK reads it in a worker thread that no
-            # cancellation can interrupt; the lifespan has closed the database and stopped the
+            # When stdin is a regular file it is read in a worker thread that no
+            # cancellation can interrupt (router/facade/stdio_transport.py); the lifespan has closed the database and stopped the
             # backends, so leave now.
             sys.stdout.flush()
             os._exit(0)
