@@ -239,6 +239,8 @@ def run_add(args: argparse.Namespace) -> int:
         server = _as_config(entry, profile=args.profile, install=args.install)
     except ValueError as exc:
         raise RouterError(f"add {args.name}: {exc}") from None
+    if server.name != args.name:
+        messages.insert(0, _declared_as(args.name, server.name))
     [outcome] = setup_servers(args, [(server, "context-router add", messages)])
     print("\n".join(outcome.lines()))
     return 0 if outcome.error is None else 1
@@ -283,6 +285,13 @@ def run_import(args: argparse.Namespace) -> int:
     return 0 if outcomes and all(o.error is None for o in outcomes) else 1
 
 
+def _declared_as(given: str, declared: str) -> str:
+    return (
+        f"declared as {declared!r} ({given!r} is not a server name: a name keeps letters, digits "
+        f"and _ . -); remove it with: context-router remove {declared}"
+    )
+
+
 # --- remove -------------------------------------------------------------------------------
 
 
@@ -300,6 +309,11 @@ def run_remove(args: argparse.Namespace) -> int:
     elif file.declares(name):
         file.remove(name)
         what = f"removed {name} from {target}"
+    elif server_name(name) != name and file.declares(server_name(name)):
+        raise RouterError(
+            f"no server named {name!r} in {target} or the shipped servers: "
+            f"{_declared_as(name, server_name(name))}"
+        )
     else:
         raise RouterError(f"no server named {name!r} in {target} or the shipped servers")
     file.save(lower)

@@ -165,14 +165,19 @@ def record(
     outcome: str,
     latency_ms: float,
     error: str | None,
+    started_at: str | None = None,
+    finished_at: str | None = None,
 ) -> None:
-    """One finished row, for meta-tools that answer from the catalog (nothing to interrupt)."""
-    now = utc_now_iso()
+    """One finished row, for meta-tools that answer from the catalog (nothing to interrupt)
+    and calls refused before their 'started' row could be written. Pass the times when the
+    row may be queued behind another process's lock (it is written later); without them it
+    is stamped now, and started_at defaults to finished_at."""
+    finished_at = finished_at or utc_now_iso()
     conn.execute(
         INSERT_FINISHED,
         {
-            "started_at": now,
-            "finished_at": now,
+            "started_at": started_at or finished_at,
+            "finished_at": finished_at,
             **_call_columns(session_id, role, meta_tool, target, arguments),
             "outcome": outcome,
             "latency_ms": latency_ms,

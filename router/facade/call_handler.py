@@ -17,6 +17,7 @@ from jsonschema.protocols import Validator
 
 from router.agents.roles import may_call
 from router.catalog import quarantine, schema_drafts
+from router.clock import utc_now_iso
 from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import echo
 from router.facade import audit, breaker
@@ -233,18 +234,30 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     The 'started' audit row is written before anything else, waiting (off the event loop) at
     most database.CALL_AUDIT_WAIT_S for another process's write lock: a call is never
     forwarded unaudited ("database busy: retry" instead)."""
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), utc_now_iso()
     target = args.get("toolName") if isinstance(args, dict) else None
-    row_id = await ctx.db.write(
-        audit.start,
-        session_id=ctx.session_id,
-        role=ctx.role.name,
-        meta_tool=CALL_TOOL,
-        target=target if isinstance(target, str) else None,
-        arguments=args,
+    who = {
+        "session_id": ctx.session_id,
+        "role": ctx.role.name,
+        "meta_tool": CALL_TOOL,
+        "target": target if isinstance(target, str) else None,
+        "arguments": args,
+    }
+    try:
         # the tool (so its server) is not known yet: allow as long as the slowest server
-        within_s=ctx.pool.longest_call_s,
-    )
+        row_id = await ctx.db.write(audit.start, **who, within_s=ctx.pool.longest_call_s)
+    except DatabaseBusyError as exc:
+        # refused unforwarded; its row is queued and written once the lock frees
+        ctx.db.write_soon(
+            audit.record,
+            **who,
+            outcome=audit.DATABASE_BUSY,
+            latency_ms=elapsed_ms(started),
+            error=str(exc),
+            started_at=started_at,
+            finished_at=utc_now_iso(),
+        )
+        raise
     outcome = audit.INTERRUPTED
     error: str | None = "cancelled before the backend answered"
     read_only_source: str | None = None

@@ -19,7 +19,7 @@ from router.agents.roles import Role
 from router.availability import Availability
 from router.catalog.search import search
 from router.catalog.tool_schema import inspect_tool
-from router.clock import unix_now
+from router.clock import unix_now, utc_now_iso
 from router.db import catalog_size
 from router.errors import QueryError, RouterError, UnknownToolError
 from router.facade import audit, breaker
@@ -130,6 +130,7 @@ async def _audited_catalog_call(
             outcome=outcome,
             latency_ms=elapsed_ms(started),
             error=error,
+            finished_at=utc_now_iso(),
         )
 
 

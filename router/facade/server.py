@@ -26,13 +26,14 @@ from mcp.server.lowlevel import Server
 from router import __version__
 from router.agents.roles import Role
 from router.availability import Availability
-from router.clock import unix_now
+from router.clock import unix_now, utc_now_iso
 from router.errors import RouterError, echo
 from router.facade import audit, backend_watch, call_handler, handlers
 from router.facade.backends import BackendPool
 from router.facade.client_workspace import ClientWorkspaces
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.facade.http_checks import RefuseBadIds, security_for
 from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.servers_reload import ServersSource
@@ -252,7 +253,7 @@ SIGNAL_SHUTDOWN_GRACE_S = 10.0
 
 
 def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
-    """An audit row for each request line the transport refused as unreadable."""
+    """An audit row for each request line (or HTTP request) the transport refused as unreadable."""
 
     def record(code: int, message: str) -> None:
         if not states:  # before the lifespan opened the database: logged only
@@ -269,6 +270,7 @@ def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
                 outcome=audit.INVALID_REQUEST,
                 latency_ms=0.0,
                 error=message,
+                finished_at=utc_now_iso(),
             )
         except RouterError as exc:
             logger.warning("could not audit a refused request line: %s", exc)
@@ -300,8 +302,8 @@ async def serve_stdio(options: ServeOptions) -> None:
             serving.cancel()
             with anyio.move_on_after(SIGNAL_SHUTDOWN_GRACE_S):
                 await stopped.wait()
-            # When stdin is a regular file the SDK reads it in a worker thread that no
-            # cancellation can interrupt; the lifespan has closed the database and stopped the
+            # When stdin is a regular file it is read in a worker thread that no
+            # cancellation can interrupt (router/facade/stdio_transport.py); the lifespan has closed the database and stopped the
             # backends, so leave now.
             sys.stdout.flush()
             os._exit(0)
@@ -310,8 +312,14 @@ async def serve_stdio(options: ServeOptions) -> None:
 async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     import uvicorn
 
-    server = build_server(options)
-    app = server.streamable_http_app(host=host)
+    states: list[RouterState] = []
+    server = build_server(options, on_started=states.append)
+    security = security_for(host)
+    app = RefuseBadIds(
+        server.streamable_http_app(host=host, transport_security=security),
+        security,
+        _audit_unreadable(states),
+    )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
 
