@@ -84,6 +84,9 @@ class ServerConfig(BaseModel):
     http_transport: Literal["streamable-http", "sse"] = "streamable-http"
     # what to install when the program is missing (shown wherever the server is unavailable)
     install: str = ""
+    # what the workspace must be for the server to work there: "git-repository" (inside a git
+    # working tree); elsewhere it is reported unavailable with that reason instead of started
+    needs_workspace: Literal["git-repository"] | None = None
     call_timeout_s: float | None = Field(default=None, gt=0)
     startup_timeout_s: float | None = Field(default=None, gt=0)
     idle_stop_s: float | None = Field(default=None, gt=0)

@@ -11,7 +11,15 @@ from router.catalog.load import load_catalog
 from router.db import connect
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 from tests.db_rows import rows
-from tests.facade_support import CONTEXT_ROUTER, harvest, json_of, running_router, text_of, write_catalog_file
+from tests.facade_support import (
+    CONTEXT_ROUTER,
+    harvest,
+    json_of,
+    make_workspace,
+    running_router,
+    text_of,
+    write_catalog_file,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -65,9 +73,9 @@ async def test_director_sees_read_only_tools_of_every_profile(seeded_db, tmp_pat
 
 
 def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_db):
-    def serve_stderr(db):
+    def serve_stderr(db, workspace=tmp_path):
         finished = subprocess.run(
-            [str(CONTEXT_ROUTER), "serve", "--db", str(db), "--workspace", str(tmp_path)],
+            [str(CONTEXT_ROUTER), "serve", "--db", str(db), "--workspace", str(workspace)],
             input="",  # a client that goes at once (its pipe closes): the router reports, then stops
             capture_output=True,
             text=True,
@@ -81,12 +89,20 @@ def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_d
     said = serve_stderr(empty)
     assert f"context-router serve: ready on stdio: {empty} (0 tools; 0 of 0 servers callable: none)" in said
     assert "WARNING: the catalog" in said and "is empty" in said
-    said = serve_stderr(seeded_db)
+    said = serve_stderr(seeded_db, make_workspace(tmp_path / "repository"))
     assert (
         "(183 tools; 5 of 14 servers callable: fetch, filesystem, git, memory, time); role staff-backend"
         in said
     )
-    assert "WARNING" not in said
+    assert "WARNING" not in said and "unavailable" not in said
+    # outside a git repository git is said to be unusable, with how to fix it, before any call
+    said = serve_stderr(seeded_db)
+    assert "(183 tools; 4 of 14 servers callable: fetch, filesystem, memory, time)" in said
+    assert (
+        f"context-router serve: git is unavailable: not usable in this workspace: {tmp_path} is not "
+        "inside a git repository; to fix it: start the router in a git repository, pass --workspace "
+        "DIR, or let the client declare the repository as a root (MCP roots)"
+    ) in said
 
 
 async def test_search_over_an_empty_catalog_says_so(tmp_path):

@@ -66,12 +66,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_search(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.batch is None):
         raise QueryError("give either a query or --batch QUERIES.jsonl (not both)")
-    conn = connect(resolve_db_path(args.db))
+    conn = connect(resolve_db_path(args.db), create=False)
     if args.batch is not None:
         return run_batch(conn, args)
     servers = load_servers(servers_files(args.servers))
     # what a router on these servers files marks: what cannot be called here, and why
-    unavailable = Availability().unavailable(conn, servers)
+    unavailable = Availability().unavailable(conn, servers, Path.cwd().resolve())
     hits = search(
         conn,
         args.query,
@@ -191,9 +191,10 @@ def run_batch(conn, args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    conn = connect(resolve_db_path(args.db))
-    definition = inspect_tool(conn, args.tool)
+    conn = connect(resolve_db_path(args.db), create=False)
+    definition = inspect_tool(conn, args.tool, finder="`context-router search QUERY`")
     servers = load_servers(servers_files(args.servers))
-    definition = note_not_searched(definition, servers.search, Availability().unavailable(conn, servers))
+    unavailable = Availability().unavailable(conn, servers, Path.cwd().resolve())
+    definition = note_not_searched(definition, servers.search, unavailable)
     print(json.dumps(definition, ensure_ascii=False, indent=2))
     return 0

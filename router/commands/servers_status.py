@@ -15,6 +15,7 @@ from router.paths import resolve_db_path, servers_files
 from router.process_start import still_running
 from router.programs import resolve_command
 from router.servers import load_servers
+from router.wording import counted
 
 TOOLS_PER_SERVER_SQL = "SELECT server, count(*) FROM tools GROUP BY server"
 QUARANTINED_PER_SERVER_SQL = "SELECT server, count(*) FROM tool_quarantine GROUP BY server"
@@ -29,9 +30,9 @@ SELECT server, state, opened_at, last_error FROM v_backend_breaker_state WHERE s
 RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_runs"
 
 
-def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, Any]]:
+def server_rows(db: str | None, servers: list[Path] | None, workspace: Path) -> list[dict[str, Any]]:
     config = load_servers(servers_files(servers))
-    conn = connect(resolve_db_path(db))
+    conn = connect(resolve_db_path(db), create=False)
     try:
         tools = _counts(conn, TOOLS_PER_SERVER_SQL)
         quarantined = _counts(conn, QUARANTINED_PER_SERVER_SQL)
@@ -45,7 +46,7 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
         conn.close()
     names = sorted(set(config.servers) | set(config.disabled) | set(tools))
     rows = []
-    problems = {name: server_problem(server) for name, server in config.servers.items()}
+    problems = {name: server_problem(server, workspace=workspace) for name, server in config.servers.items()}
     uncallable = {name for name in names if problems.get(name, "not declared") is not None}
     for name in names:
         server = config.servers.get(name)
@@ -66,7 +67,7 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
             row["problem"] = problems[name]
             row["installed"] = row["problem"] is None
         row["quarantined"] = quarantined.get(name, 0)
-        row["breaker"] = f"open for {breakers[name]} tools" if name in breakers else "closed"
+        row["breaker"] = f"open for {counted(breakers[name], 'tool')}" if name in breakers else "closed"
         state, opened_at, last_error = server_breakers.get(name, ("closed", None, None))
         row["server_breaker"] = state if opened_at is None else f"{state} since {opened_at}"
         row["server_breaker_error"] = last_error
@@ -79,15 +80,15 @@ def _counts(conn: Any, sql: str) -> dict[str, int]:
     return {str(server): int(count) for server, count in conn.execute(sql)}
 
 
-def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> int:
-    rows = server_rows(db, servers)
+def print_status(db: str | None, servers: list[Path] | None, as_json: bool, workspace: Path) -> int:
+    rows = server_rows(db, servers, workspace)
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
     for row in rows:
         state = "installed" if row["installed"] else "NOT AVAILABLE"
         print(
-            f"{row['server']}: {state}; {row['tools']} tools; running: {row['running']}; "
+            f"{row['server']}: {state}; {counted(row['tools'], 'tool')}; running: {row['running']}; "
             f"breaker {row['breaker']}; server breaker {row['server_breaker']}"
         )
         print(f"    declared: {row['declared']}")

@@ -6,10 +6,10 @@ An error a model can act on is raised as ToolCallError (its message is what the 
 reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
 """
 
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import apsw
@@ -18,11 +18,10 @@ from pydantic import BaseModel, ValidationError
 from router.agents.roles import Role
 from router.availability import Availability
 from router.catalog.tool_schema import inspect_tool
-from router.clock import unix_now
+from router.clock import unix_now, utc_now_iso
 from router.db import catalog_size
 from router.errors import QueryError, RouterError, UnknownToolError
 from router.facade import audit, breaker
-from router.facade.backend_errors import BackendError
 from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import (
@@ -62,6 +61,14 @@ class FacadeContext:
     wake_on_search: bool = True
     # which servers cannot be called here (not installed, switched off, ...): one per process
     availability: Availability = field(default_factory=Availability)
+    # the caller's workspace (router/facade/client_workspace.py); None: the router's own
+    workspace: Path | None = None
+
+    def unavailable(self, conn: apsw.Connection) -> dict[str, str]:
+        """Catalog servers this caller cannot call here, and why."""
+        return self.availability.unavailable(
+            conn, self.pool.config, self.workspace or self.pool.placeholders.workspace
+        )
 
     @property
     def breaker_policy(self) -> breaker.BreakerPolicy:
@@ -79,13 +86,6 @@ def parse_arguments(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
 
 def elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-def record_process_failure(ctx: FacadeContext, server: str, failure: BackendError) -> None:
-    """A backend that failed to start in the background counts against its server."""
-    ctx.db.write_soon(
-        breaker.record, server, False, ctx.now(), ctx.breaker_policy, str(failure), breaker.BACKEND_ROWS
-    )
 
 
 # --- mcp_search_tools ---------------------------------------------------------------------
@@ -130,6 +130,7 @@ async def _audited_catalog_call(
             outcome=outcome,
             latency_ms=elapsed_ms(started),
             error=error,
+            finished_at=utc_now_iso(),
         )
 
 
@@ -137,7 +138,7 @@ async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
     record = _CatalogCallRecord()
     result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer, record)
     for server in record.wake:
-        ctx.pool.wake_in_background(server, on_failure=functools.partial(record_process_failure, ctx, server))
+        ctx.pool.wake_in_background(server, workspace=ctx.workspace)
     return result
 
 
@@ -154,7 +155,7 @@ def _search_answer(
             conn,
             parsed.query,
             limit=parsed.limit,
-            unavailable=ctx.availability.unavailable(conn, config),
+            unavailable=ctx.unavailable(conn),
             settings=config.search,
             profile=parsed.profile,
             may_call_mutating=ctx.role.may_call_mutating_tools,
@@ -208,5 +209,4 @@ def _inspect_answer(
         definition = inspect_tool(conn, parsed.toolName)
     except UnknownToolError as exc:
         raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
-    config = ctx.pool.config
-    return note_not_searched(definition, config.search, ctx.availability.unavailable(conn, config))
+    return note_not_searched(definition, ctx.pool.config.search, ctx.unavailable(conn))
