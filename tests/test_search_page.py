@@ -142,3 +142,17 @@ def test_callable_limit_counts_only_callable_hits_and_keeps_the_order(seeded):
     assert sum(hit.available for hit in cut) == 3 and cut[-1].available
     assert any(not hit.available for hit in cut)  # the adb tools ranked among them came along
     assert [hit.name for hit in cut] == [hit.name for hit in plain[: len(cut)]]
+
+
+def test_an_uncallable_tool_scoring_above_the_best_callable_one_is_named_though_ranked_below_it():
+    # search's order: the penalty put git_log (12.0) below a loose callable match (10.0)
+    hits = [
+        SearchHit("hang_forever", "custom", "Never answer.", 10.0),
+        SearchHit("git_log", "core", "Shows the commit logs.", 12.0, False, "not usable here; fix: x"),
+        SearchHit("git_show", "core", "Shows a commit.", 9.5, False, "not usable here; fix: x"),
+    ]
+    page = compose_page(hits, {"git_log": "git", "git_show": "git"}, 10)
+    assert [tool["name"] for tool in page["tools"]] == ["hang_forever"]
+    assert page["unavailable"] == [
+        {"server": "git", "profile": "core", "tools": ["git_log"], "reason": "not usable here; fix: x"}
+    ]

@@ -102,13 +102,12 @@ def compose_page(
 ) -> dict[str, Any]:
     """The page for `hits` (search's order, best first; `servers`: hit name → its server for
     the uncallable ones): at most `limit` callable tools, and the uncallable servers whose
-    tools rank above the first callable one, within `budget` tokens."""
+    tools match better (better_uncallable), within `budget` tokens."""
     tools = [
         {"name": hit.name, "profile": hit.profile, "summary": hit.summary} for hit in hits if hit.available
     ][:limit]
-    ahead = next((i for i, hit in enumerate(hits) if hit.available), len(hits))
     entries: dict[str, dict[str, Any]] = {}
-    for hit in hits[:ahead]:
+    for hit in better_uncallable(hits):
         server = servers.get(hit.name, hit.name)
         entry = entries.get(server)
         if entry is None:
@@ -128,6 +127,20 @@ def compose_page(
     if entries:
         page["unavailable"] = list(entries.values())
     return fit_page(page, budget)
+
+
+def better_uncallable(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The uncallable hits that match better than every callable one: ranked above the first
+    callable hit, or scoring more than the best callable hit before the penalty that ranks
+    them lower (a loosely matching callable tool must not hide, say, git's reason that it
+    cannot work here). All of them when none is callable."""
+    best = max((hit.score for hit in hits if hit.available), default=None)
+    ahead = next((i for i, hit in enumerate(hits) if hit.available), len(hits))
+    return [
+        hit
+        for i, hit in enumerate(hits)
+        if not hit.available and (i < ahead or best is None or hit.score > best)
+    ]
 
 
 def _clip(text: str, chars: int) -> str:
