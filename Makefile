@@ -31,27 +31,34 @@ install-core: $(CORE_STAMP) $(NPM_CORE_STAMP)
 # Everything: every extra, the test and bench tools, the Node test tools.
 install: $(DEV_STAMP) $(NPM_DEV_STAMP)
 
+# The @echo lines are the progress of a first install, which takes minutes with pip quiet
+# (`make run` sends them, like all of make's output, to stderr).
 $(VENV)/bin/python:
+	@echo "make: creating $(VENV) (first run only)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(CORE_STAMP): requirements-core.lock pyproject.toml | $(VENV)/bin/python
+	@echo "make: installing the core Python packages into $(VENV) (about a minute the first time)"
 	$(PY) -m pip install --quiet -r requirements-core.lock
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
 $(DEV_STAMP): requirements-dev.lock pyproject.toml | $(VENV)/bin/python
+	@echo "make: installing every Python package (extras, tests, bench) into $(VENV) (a few minutes the first time)"
 	$(PY) -m pip install --quiet -r requirements-dev.lock
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@ $(CORE_STAMP)
 
 # stdin closed: a package's install script must never wait on (or eat) the MCP stdio stream.
 $(NPM_CORE_STAMP): Makefile
+	@echo "make: installing the core Node backends into $(NPM_PREFIX)"
 	mkdir -p $(NPM_PREFIX)
 	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) < /dev/null
 	touch $@
 
 $(NPM_DEV_STAMP): Makefile
+	@echo "make: installing the Node backends and test tools into $(NPM_PREFIX)"
 	mkdir -p $(NPM_PREFIX)
 	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) $(NPM_TEST_TOOLS) < /dev/null
 	touch $@ $(NPM_CORE_STAMP)

@@ -15,6 +15,8 @@ BENCHES = [
     "bench.quality",
     "bench.latency",
     "bench.facade_bench",
+    "bench.startup",
+    "bench.page_tokens",
 ]
 SIZES = (1_000, 10_000, 100_000, 250_000)
 

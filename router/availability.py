@@ -2,7 +2,8 @@
 
 A tool is searchable as soon as its seed is in the catalog; it is callable only when its
 server is declared (and not switched off), its program is installed where the router looks
-(router/programs.py), and every ${env:NAME} it references is set. Search marks the tools of
+(router/programs.py), every ${env:NAME} it references is set, and the workspace it would
+run in is one it can work in (git: inside a git repository). Search marks the tools of
 the others `available: false` with the reason (router.catalog.search's `unavailable`);
 mcp_call_tool refuses them before looking at their arguments.
 
@@ -16,6 +17,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import apsw
@@ -33,11 +35,23 @@ PROBE_TIMEOUT_S = 0.2
 
 CATALOG_SERVERS_SQL = "SELECT name FROM servers ORDER BY name"
 
+# Workspaces whose answers are kept at once (an HTTP router serves a client per project).
+MAX_WORKSPACES = 64
 
-def server_problem(server: ServerConfig, environ: Mapping[str, str] = os.environ) -> str | None:
+# How a user gives a server the workspace it needs (the router's order of preference).
+WORKSPACE_FIX = (
+    "start the router in a git repository, pass --workspace DIR, or let the client declare "
+    "the repository as a root (MCP roots)"
+)
+
+
+def server_problem(
+    server: ServerConfig, environ: Mapping[str, str] = os.environ, workspace: Path | None = None
+) -> str | None:
     """Why a declared server cannot start here, or None. An HTTP server on this machine is
     asked whether anything listens on its port (a refused connection answers at once); a
-    remote one is taken as reachable: only a call can tell, and a failing one opens the breaker."""
+    remote one is taken as reachable: only a call can tell, and a failing one opens the breaker.
+    `workspace`: where it would run (None: not checked)."""
     install = f"; to install it: {server.install}" if server.install else ""
     if server.command is not None and resolve_command(server.command) is None:
         return f"not installed: its program {server.command!r} is not found{install}"
@@ -46,11 +60,32 @@ def server_problem(server: ServerConfig, environ: Mapping[str, str] = os.environ
     unset = env_references.unset_names(server.templated_texts, environ)
     if unset:
         return f"not configured: needs {', '.join(unset)} set in the router's environment"
+    return workspace_problem(server, workspace)
+
+
+def workspace_problem(server: ServerConfig, workspace: Path | None) -> str | None:
+    """Why the server cannot work in this workspace, with how to fix it, or None."""
+    if workspace is None or server.needs_workspace is None:
+        return None
+    if server.needs_workspace == "git-repository" and not in_git_repository(workspace):
+        return (
+            f"not usable in this workspace: {workspace} is not inside a git repository; "
+            f"to fix it: {WORKSPACE_FIX}"
+        )
     return None
 
 
+def in_git_repository(directory: Path) -> bool:
+    """Inside a git working tree, as git finds one: a .git (directory, or file in a worktree
+    or submodule) here or in a parent."""
+    return any((folder / ".git").exists() for folder in (directory, *directory.parents))
+
+
 def unavailable_servers(
-    config: ServersConfig, catalog_servers: Iterable[str], environ: Mapping[str, str] = os.environ
+    config: ServersConfig,
+    catalog_servers: Iterable[str],
+    environ: Mapping[str, str] = os.environ,
+    workspace: Path | None = None,
 ) -> dict[str, str]:
     """Catalog server name → why its tools cannot be called; callable servers are absent."""
     out: dict[str, str] = {}
@@ -64,7 +99,7 @@ def unavailable_servers(
                 else "not set up: no servers file declares its server"
             )
             continue
-        problem = server_problem(server, environ)
+        problem = server_problem(server, environ, workspace)
         if problem is not None:
             out[name] = problem
     return out
@@ -94,21 +129,29 @@ def is_loopback(host: str) -> bool:
 
 
 class Availability:
-    """unavailable_servers for one router process, kept TTL_S seconds while the servers config
-    and the catalog stay the same."""
+    """unavailable_servers for one router process, per workspace, kept TTL_S seconds while the
+    servers config and the catalog stay the same."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._config: ServersConfig | None = None
         self._version: int | None = None
-        self._at = 0.0
-        self._answer: dict[str, str] = {}
+        # workspace → (when it was worked out, the answer)
+        self._answers: dict[Path | None, tuple[float, dict[str, str]]] = {}
 
-    def unavailable(self, conn: apsw.Connection, config: ServersConfig) -> dict[str, str]:
+    def unavailable(
+        self, conn: apsw.Connection, config: ServersConfig, workspace: Path | None = None
+    ) -> dict[str, str]:
         version = catalog_version(conn)
         now = self._clock()
-        if config is not self._config or version != self._version or now - self._at > TTL_S:
-            servers = [name for (name,) in conn.execute(CATALOG_SERVERS_SQL)]
-            self._answer = unavailable_servers(config, servers)
-            self._config, self._version, self._at = config, version, now
-        return self._answer
+        if config is not self._config or version != self._version:
+            self._config, self._version, self._answers = config, version, {}
+        kept = self._answers.get(workspace)
+        if kept is not None and now - kept[0] <= TTL_S:
+            return kept[1]
+        if len(self._answers) >= MAX_WORKSPACES:
+            self._answers.clear()
+        servers = [name for (name,) in conn.execute(CATALOG_SERVERS_SQL)]
+        answer = unavailable_servers(config, servers, workspace=workspace)
+        self._answers[workspace] = (now, answer)
+        return answer

@@ -4,6 +4,7 @@ Connection set-up is apsw's own best practice (WAL, busy timeout, foreign keys, 
 double-quoted string literals), applied once per process rather than a hand-made pragma list.
 """
 
+import logging
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,9 +13,10 @@ from typing import Any, Generic, TypeVar
 
 import apsw
 import apsw.bestpractice
+import apsw.ext
 
-from router.errors import SchemaVersionError
-from router.paths import SCHEMA_FILE
+from router.errors import MissingDatabaseError, SchemaVersionError
+from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
 SCHEMA_VERSION = 9
@@ -178,11 +180,28 @@ def connection_optimize_unless_busy(connection: apsw.Connection) -> None:
         connection.set_busy_timeout(BUSY_TIMEOUT_MS)
 
 
+# SQLite's own log (a file that cannot be opened, a damaged page), as apsw's best practice
+# forwards it to logging, under this logger, which keeps it to itself: every such failure
+# also raises an apsw error that the router reports in words (describe_database_error), and
+# the raw "SQLITE_LOG: ... SQLITE_CANTOPEN" lines printed before that message only repeat it
+# worse. Attach a handler to router.sqlite to see them.
+SQLITE_LOGGER = logging.getLogger("router.sqlite")
+SQLITE_LOGGER.addHandler(logging.NullHandler())
+SQLITE_LOGGER.propagate = False
+
+
+def library_logging_named() -> None:
+    apsw.ext.log_sqlite(logger=SQLITE_LOGGER)
+
+
 def _apply_best_practice() -> None:
     global _best_practice_applied
     if not _best_practice_applied:
         # the longer busy timeout goes first: the later hooks already take locks
-        replaced = {apsw.bestpractice.connection_optimize: connection_optimize_unless_busy}
+        replaced: dict[Callable[..., Any], Callable[..., Any]] = {
+            apsw.bestpractice.connection_optimize: connection_optimize_unless_busy,
+            apsw.bestpractice.library_logging: library_logging_named,
+        }
         hooks = (connection_busy_timeout_shared,) + tuple(
             replaced.get(hook, hook)
             for hook in apsw.bestpractice.recommended
@@ -192,10 +211,22 @@ def _apply_best_practice() -> None:
         _best_practice_applied = True
 
 
-def connect(path: Path | str, *, apply_schema: bool = True) -> apsw.Connection:
-    """Open (creating if needed) the database and make sure its schema is current."""
+def connect(path: Path | str, *, apply_schema: bool = True, create: bool = True) -> apsw.Connection:
+    """Open the database (creating it if needed, unless create is False) and make sure its
+    schema is current.
+
+    What builds a catalog (catalog, init, import, add) or writes rows of its own (skills,
+    prices, the servers) creates the file; a command that only reads one (search, inspect,
+    eval, servers, doctor) passes create=False: given a mistyped --db it must say the file is
+    not there, not leave a new empty database behind and answer from it."""
     _apply_best_practice()
-    conn = apsw.Connection(str(path))
+    if not create and not Path(path).exists():
+        raise MissingDatabaseError(
+            f"database {path} does not exist; build it with {build_command(Path(path))}"
+        )
+    # without SQLITE_OPEN_CREATE: a file removed since the check is still not created
+    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    conn = apsw.Connection(str(path), flags=flags)
     if apply_schema:
         ensure_schema(conn)
     return conn
@@ -282,8 +313,10 @@ def describe_database_error(exc: BaseException, path: Path | str) -> str:
     if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
         return (
             f"database {path} is not an SQLite database or is damaged ({exc}); move it aside and "
-            "build a new one (make catalog)"
+            f"build a new one ({build_command(Path(path))})"
         )
+    if isinstance(exc, apsw.CantOpenError) and Path(path).is_dir():
+        return f"database {path} is a directory: --db names the database file"
     if isinstance(exc, apsw.CantOpenError):
         return f"database {path} cannot be opened ({exc}); check the path and its permissions"
     if isinstance(exc, apsw.IOError):

@@ -12,6 +12,10 @@ class SchemaVersionError(RouterError):
     """The database was written by a newer router than this one."""
 
 
+class MissingDatabaseError(RouterError):
+    """A command that reads the catalog was pointed at a file that does not exist."""
+
+
 class SeedError(RouterError):
     """A seed or user catalog file is invalid; the message names file, line/tool and field."""
 

@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 as MCP's stdio transport frames it: one message per line, UTF-8, no embedded
-newlines. The framing the backend session writes, and a blocking client of one MCP server
-process for the tests and benchmarks (raw bytes of every reply, no SDK in between).
+newlines. The framing the backend session writes, what makes a message's id valid, and a
+blocking client of one MCP server process for the tests and benchmarks (raw bytes of every
+reply, no SDK in between).
 """
 
 import json
@@ -18,6 +19,41 @@ PROTOCOL_VERSION = LATEST_HANDSHAKE_VERSION
 # A blocking reader never waits longer than this for one line unless told otherwise.
 DEFAULT_READ_TIMEOUT_S = 30.0
 READ_CHUNK = 65536
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a number with a fraction or an exponent"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else type(value).__name__
+
+
+def shape_problem(message: Any) -> str | None:
+    """Why a decoded message the SDK's types accept is still not a JSON-RPC 2.0 message an
+    MCP peer may send, or None.
+
+    The SDK's message union reads `{"id": {"a":1}, "method": "ping"}` as a notification (the
+    id is dropped as an unknown field) and a message with both `result` and `error` as an
+    error: a server would answer neither, and the client would wait for ever. MCP ids are a
+    string or an integer (1.0, 1e400 and -0.0 are floats in JSON, so not integers); null is
+    only the id of an error about a message whose id could not be read."""
+    if not isinstance(message, dict):
+        return None
+    if "result" in message and "error" in message:
+        return "Invalid Request: a response carries both result and error"
+    if "id" not in message:
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return None
+    if request_id is None and "error" in message and "method" not in message:
+        return None
+    return f"Invalid Request: id must be a string or an integer, not {_kind_of(request_id)}"
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
@@ -62,6 +98,7 @@ class LineClient:
         client_name: str = "context-router-line-client",
         stderr: int | IO[Any] | None = subprocess.DEVNULL,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.process = subprocess.Popen(
             list(argv),
@@ -80,7 +117,7 @@ class LineClient:
             "initialize",
             {
                 "protocolVersion": protocol_version,
-                "capabilities": {},
+                "capabilities": dict(capabilities or {}),
                 "clientInfo": {"name": client_name, "version": "0"},
             },
         )

@@ -11,6 +11,7 @@ file (written by `context-router import` / `add` / `init`) in the user's config 
 """
 
 import os
+import shlex
 from pathlib import Path
 
 import platformdirs
@@ -71,6 +72,15 @@ def resolve_db_path(cli_value: str | os.PathLike[str] | None) -> Path:
     path = default_db_path()
     path.parent.mkdir(parents=True, exist_ok=True)  # a fresh user has no data directory yet
     return path
+
+
+def build_command(db_path: Path) -> str:
+    """The command that builds the catalog in db_path, as the user would type it here: `make
+    catalog` builds a checkout's own router.db, and only when nothing points elsewhere."""
+    env_value = os.environ.get(DB_ENV_VAR)
+    if Path(db_path) == (Path(env_value) if env_value else default_db_path()):
+        return "context-router catalog" if env_value or CHECKOUT_ROOT is None else "make catalog"
+    return f"context-router catalog --db {shlex.quote(str(db_path))}"
 
 
 def user_servers_file() -> Path:

@@ -10,6 +10,9 @@ Layers, because no single list catches everything, each erring on the side of re
 - `name = value` / `name: value` where the name says secret: a quoted value whole (spaces and
   line breaks included), an unquoted one to the end of its line when the line is nothing
   but the assignment; `.netrc` lines lose their password;
+- a secret told in prose (`my password is correct horse battery staple`, `the password for
+  the lab is ...`, `I set my PIN to 4821`): the rest of the clause, unless its first word
+  shows it talks about the secret (`the password is never stored`);
 - `password <word>` in prose when the word looks like one, base64 that decodes to
   `user:password` (a Basic credential pasted bare), and long high-entropy tokens nobody
   labelled (detect-secrets' Shannon entropy and limit).
@@ -78,6 +81,68 @@ CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # `password hunter2` in prose or a pasted shell line: the word after it, when it looks like one
 PROSE_PASSWORD = re.compile(r"(?i)(\b(?:password|passwd|passphrase|pwd)[ \t]+)(?=\S*[0-9!@#$%^&*])(\S{6,})")
+# `my password is correct horse battery staple`, `the wifi password for the lab is x y z`, `I set
+# my PIN to 4821`: a secret told in prose, its value running to the end of the clause (a
+# sentence's end, a line break, a table cell's end); a comma does not end it, since a
+# passphrase may hold one and removing the clause's tail costs little
+PROSE_NOUN = (
+    r"(?:pass(?:word|phrase|code)|passwd|pin(?:[ \t]+(?:code|number))?|secret(?:[ \t]+(?:key|phrase|word))?)"
+)
+POSSESSIVE = r"(?:my|our|your|his|her|their)"
+# `I set my PIN to`, `changed the wifi password to`
+PROSE_SET = (
+    r"(?:set|changed?|reset|updated?)[ \t]+(?:"
+    + POSSESSIVE
+    + r"|the)[ \t]+(?:[\w-]+[ \t]+)?"
+    + PROSE_NOUN
+    + r"[ \t]+to"
+)
+# `my password is`, `the password for the staging db was`: with its possessive, when it has one
+PROSE_TOLD = (
+    r"(?:"
+    + POSSESSIVE
+    + r"[ \t]+(?:[\w-]+[ \t]+)?)?"
+    + PROSE_NOUN
+    + r"(?:[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s,.;:!?|]+){1,4}?)?"
+    + r"[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|remains)"
+    + r"(?:[ \t]+(?:now|still|currently|actually|simply|just))?[ \t]*:?"
+)
+# `my passphrase: ...`; a bare `Password: ` is a prompt in code, left to the assignment patterns
+PROSE_MINE = POSSESSIVE + r"[ \t]+(?:[\w-]+[ \t]+)?" + PROSE_NOUN + r"[ \t]*:"
+PROSE_SECRET = re.compile(
+    r"(?i)(\b(?:" + "|".join((PROSE_SET, PROSE_TOLD, PROSE_MINE)) + r")[ \t]+)"
+    r"([^\n|]+?)(?=[ \t]*(?:[.;!?](?:\s|$)|[\n|]|$))"
+)
+# `the password for X is …`, `my PIN is <pin>`: a placeholder in documentation
+PLACEHOLDERS = ("…", "...", "<")
+MINE = re.compile(r"(?i)\b" + POSSESSIVE + r"\b")
+# a value has a letter or digit: `password is ''` in code gives nothing away
+ALPHANUMERIC = re.compile(r"[A-Za-z0-9]")
+PIN = re.compile(r"(?i)\bpin\b")
+# the first word of a clause that talks about a secret instead of telling it: `the password
+# is never stored`, `the secret is that ...`, `the PIN is required`
+PROSE_NOT_A_VALUE = frozenset(
+    """
+    a an the any all each every some no not never none nothing its this that these those it they
+    which what who whose where when why how whether if because since so as than then there here
+    now also only always still usually often sometimes typically probably just even either
+    is are was were be been being has have had will would should must can could may might do does
+    in on at by from with without within into onto out over under after before between during via
+    per to for of about like up off
+    stored kept saved hashed encrypted redacted removed required optional needed mandatory set
+    given read taken written sent shown printed logged checked passed used stripped masked hidden
+    replaced generated derived computed rotated reset changed expired revoked validated verified
+    compared cached known unknown available missing wrong incorrect invalid empty blank too very
+    same different another other longer shorter configured defined specified provided supplied
+    entered typed prompted asked requested displayed echoed visible safe secure insecure weak
+    strong long short ok okay fine good bad mine yours his hers ours theirs something someone
+    somewhere anything everything out case-sensitive expire change rotate match include contain
+    use allow
+    """.split()
+)
+# without a possessive (`the password was rejected`, `a secret is due`) a clause is far more
+# often documentation than a disclosure: participles and adverbs open it too
+DESCRIBING = frozenset("made found lost left sent shown read given taken written kept due part".split())
 # base64 of `user:password`, the payload of HTTP Basic auth, wherever it is pasted
 BASE64_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=])")
 USER_PASSWORD = re.compile(r"^[\x21-\x39\x3b-\x7e]{1,64}:[\x20-\x7e]{3,}$")
@@ -131,6 +196,23 @@ def high_entropy(token: str) -> bool:
     return detector.calculate_shannon_entropy(token) > detector.entropy_limit
 
 
+def told_in_prose(label: str, value: str) -> bool:
+    """Whether the clause after `my password is` gives the secret rather than talks about it
+    (`... is never stored`, `the password was rejected`); quoted, it always gives it; a PIN
+    has a digit."""
+    if value.startswith(("'", '"', "`")):
+        return True
+    if value.startswith(PLACEHOLDERS):
+        return False
+    match = re.match(r"[\w'-]+", value)
+    first = "" if match is None else match.group(0).lower()
+    if first in PROSE_NOT_A_VALUE:
+        return False
+    if not MINE.search(label) and (first in DESCRIBING or first.endswith(("ed", "ly"))):
+        return False
+    return not PIN.search(label) or re.search(r"\d", value) is not None
+
+
 @dataclass
 class Redactor:
     """Counts what it removed, by kind, so the caller can report it (never the values)."""
@@ -168,6 +250,18 @@ class Redactor:
 
         return pattern.sub(replace, text)
 
+    def _told(self, text: str) -> str:
+        """`my password is correct horse battery staple`: the clause after the label goes."""
+
+        def replace(match: re.Match) -> str:
+            label, value = match.group(1), match.group(2)
+            if not ALPHANUMERIC.search(value.replace(REDACTED, "")) or not told_in_prose(label, value):
+                return match.group(0)
+            self._count("secret in prose", 1)
+            return label + REDACTED
+
+        return PROSE_SECRET.sub(replace, text)
+
     def _assignments(self, pattern: re.Pattern, text: str) -> str:
         def replace(match: re.Match) -> str:
             value = match.group("value")
@@ -201,6 +295,7 @@ class Redactor:
             ("password in prose", PROSE_PASSWORD),
         ):
             text = self._labelled(pattern, text, kind)
+        text = self._told(text)
         for pattern in (QUOTED, LINE, INLINE):
             text = self._assignments(pattern, text)
         basic = {m.group(0) for m in BASE64_CANDIDATE.finditer(text) if basic_credentials(m.group(0))}

@@ -20,6 +20,7 @@ import apsw
 
 from router.catalog.harvest import HarvestReport, merge, new_seed, write_checked_seed
 from router.servers import ServerConfig
+from router.wording import counted
 
 SERVER_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
 CATALOG_TOOLS_SQL = "SELECT server, name FROM tools"
@@ -42,7 +43,7 @@ class SetupOutcome:
         if self.error is not None:
             return f"failed {self.server}: {self.error}"
         prefixed = f" (named {self.prefix}<tool>: their names were taken)" if self.prefix else ""
-        return f"added {self.server}: {self.tools} tools{prefixed}"
+        return f"added {self.server}: {counted(self.tools, 'tool')}{prefixed}"
 
     def lines(self) -> list[str]:
         """What import and add print for it: the outcome, then each message indented."""

@@ -5,10 +5,12 @@ Two layers by default: the shipped configs/servers.toml and the user's own serve
 name's whole table below it, and its [defaults] keys replace those keys. A table saying
 `enabled = false` switches the server off (`context-router remove` writes one for a shipped
 server): it is not started, and its tools leave the catalog; a later layer may declare it again.
+[search] says which servers' tools search offers (`context-router servers --search/--hide/--show`
+writes it); its keys layer like [defaults].
 """
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +36,39 @@ class Defaults(BaseModel):
     breaker_open_s: float = Field(default=60.0, gt=0)
 
 
+# [search] servers: "all" searches every catalogued server (a match that cannot be called here
+# shows as one compact line per server, with its reason); "callable" only the servers that can
+# be called here now.
+SearchScope = Literal["all", "callable"]
+SEARCH_ALL: SearchScope = "all"
+SEARCH_CALLABLE: SearchScope = "callable"
+
+
+class SearchSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    servers: SearchScope = SEARCH_ALL
+    # servers never searched, whatever their state (their tools stay in the catalog: inspect
+    # and a call by name still find them)
+    hidden: list[str] = Field(default_factory=list)
+
+    def why_not_searched(self, server: str, unavailable: Collection[str]) -> str | None:
+        """Why search leaves the server's tools out (given the servers unavailable here), or None."""
+        if server in self.hidden:
+            return f"hidden from search by [search] hidden (context-router servers --show {server})"
+        if self.servers == SEARCH_CALLABLE and server in unavailable:
+            return (
+                'not callable here, and [search] servers = "callable" (context-router servers --search all)'
+            )
+        return None
+
+    def not_searched(self, unavailable: Collection[str]) -> list[str]:
+        """The servers whose tools search leaves out, given those unavailable here."""
+        if self.servers == SEARCH_ALL:  # the common case: no need to look at every server
+            return sorted(set(self.hidden))
+        return sorted(set(self.hidden) | set(unavailable))
+
+
 class ServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -49,6 +84,9 @@ class ServerConfig(BaseModel):
     http_transport: Literal["streamable-http", "sse"] = "streamable-http"
     # what to install when the program is missing (shown wherever the server is unavailable)
     install: str = ""
+    # what the workspace must be for the server to work there: "git-repository" (inside a git
+    # working tree); elsewhere it is reported unavailable with that reason instead of started
+    needs_workspace: Literal["git-repository"] | None = None
     call_timeout_s: float | None = Field(default=None, gt=0)
     startup_timeout_s: float | None = Field(default=None, gt=0)
     idle_stop_s: float | None = Field(default=None, gt=0)
@@ -75,6 +113,7 @@ class ServersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     defaults: Defaults = Field(default_factory=Defaults)
+    search: SearchSettings = Field(default_factory=SearchSettings)
     servers: dict[str, ServerConfig]
     # which file declared each server (the layer that won), for `context-router servers`
     _origins: dict[str, Path] = PrivateAttr(default_factory=dict)
@@ -120,15 +159,17 @@ def layer_servers(layers: Sequence[tuple[Path, dict[str, Any]]]) -> ServersConfi
     """Servers files already read (path, freshly parsed TOML, which this consumes), lowest
     first, layered and checked: what load_servers does after reading, and what a servers file
     about to be written is checked by."""
-    merged: dict[str, Any] = {"defaults": {}, "servers": {}}
+    merged: dict[str, Any] = {"defaults": {}, "search": {}, "servers": {}}
     origins: dict[str, Path] = {}
     disabled: dict[str, Path] = {}
     for path, raw in layers:
         defaults = raw.pop("defaults", {})
+        search = raw.pop("search", {})
         servers = raw.pop("servers", {})
-        if not isinstance(defaults, dict) or not isinstance(servers, dict):
-            raise ConfigError(f"{path}: [defaults] and [servers.NAME] must be tables")
+        if not all(isinstance(table, dict) for table in (defaults, search, servers)):
+            raise ConfigError(f"{path}: [defaults], [search] and [servers.NAME] must be tables")
         merged["defaults"].update(defaults)
+        merged["search"].update(search)
         switched_off = _disabled_tables(path, servers)
         for name, table in servers.items():
             if name in switched_off:
@@ -144,7 +185,7 @@ def layer_servers(layers: Sequence[tuple[Path, dict[str, Any]]]) -> ServersConfi
         merged.update(raw)  # unknown top-level keys: the model refuses them, naming the field
         declared = {name: table for name, table in servers.items() if name not in switched_off}
         try:
-            ServersConfig.model_validate({"defaults": defaults, "servers": declared, **raw})
+            ServersConfig.model_validate({"defaults": defaults, "search": search, "servers": declared, **raw})
         except ValidationError as exc:
             raise ConfigError(f"{path}: {first_field_error(exc)}") from None
     try:

@@ -1,5 +1,6 @@
 """The user's servers file, edited in place: `import` and `add` declare a server, `remove`
-takes one out (or, for a shipped server, switches it off with `enabled = false`).
+takes one out (or, for a shipped server, switches it off with `enabled = false`), `servers
+--search/--hide/--show` set which servers search offers ([search]).
 
 tomlkit edits the document the user may have commented by hand and writes back everything it
 did not touch as it was. Every change is checked first: the edited layer, on top of the
@@ -59,6 +60,25 @@ class UserServersFile:
 
     def remove(self, name: str) -> None:
         del self._servers()[name]
+
+    def _search(self) -> Any:
+        if "search" not in self.document:
+            self.document.add("search", tomlkit.table())
+        return self.document["search"]
+
+    def set_search_scope(self, scope: str) -> None:
+        self._search()["servers"] = scope
+
+    def hidden(self) -> list[str]:
+        return [str(name) for name in self.document.get("search", {}).get("hidden", [])]
+
+    def set_hidden(self, names: list[str]) -> None:
+        """[search] hidden = names (sorted); no key at all when none is hidden."""
+        search = self._search()
+        if names:
+            search["hidden"] = sorted(set(names))
+        elif "hidden" in search:
+            del search["hidden"]
 
     def keep_private(self) -> None:
         """Literal secrets are in it: readable by its owner only."""

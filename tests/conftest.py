@@ -10,7 +10,9 @@ import pytest
 from router.db import connect
 from router.paths import SEEDS_DIR
 
-# the real-backend fixtures every facade test module uses, registered once here
+# the pinned wall clock for tests that read dates, and the real-backend fixtures every facade
+# test module uses, registered once here
+from tests.clock_support import pinned_clock  # noqa: F401
 from tests.facade_support import anyio_backend, facade, harvested_catalog  # noqa: F401
 
 

@@ -19,6 +19,7 @@ from router.facade.placeholders import Placeholders
 from router.jsonrpc_lines import LineClient
 from router.process_start import process_running
 from router.servers import load_servers
+from tests.clock_support import faked_clock_environment
 from tests.db_rows import rows
 from tests.project import NPM_BIN, PROJECT_ROOT  # noqa: F401 - re-exported to the facade tests
 
@@ -92,6 +93,7 @@ args = ["--local-timezone", "UTC"]
 profile = "core"
 command = "mcp-server-git"
 args = ["--repository", "${{WORKSPACE}}"]
+needs_workspace = "git-repository"
 
 [servers.filesystem]
 profile = "core"
@@ -152,6 +154,7 @@ def router_params(
     args = ["serve", "--db", str(db_path), "--servers", str(servers_file), "--workspace", str(workspace)]
     if role:
         args += ["--role", role]
+    env = faked_clock_environment() | (env or {})
     return StdioServerParameters(command=str(CONTEXT_ROUTER), args=args + list(extra_args), env=env)
 
 
@@ -202,27 +205,30 @@ def logged_pids(path) -> list[int]:
     return [int(word) for word in path.read_text(encoding="utf-8").split()] if path.exists() else []
 
 
-def add_hanging_backend(facade, harvested_catalog, startup_timeout_s: float = 1.0) -> None:
-    """Declare `hangs` (never answers initialize, after starting a child of its own) and put
-    its one tool in the catalog."""
-    state = facade.state_dir
-    facade.reconfigure(
-        extra=f"""
-[servers.hangs]
-profile = "custom"
-command = {json.dumps(sys.executable)}
-args = [{json.dumps(str(MISBEHAVING))}]
-startup_timeout_s = {startup_timeout_s}
-env = {{ HANG_AT_START = "1", START_LOG_FILE = {json.dumps(str(state / "hang-starts.log"))}, CHILD_LOG_FILE = {json.dumps(str(state / "hang-children.log"))} }}
-"""
-    )
-    extra = facade.state_dir / "hangs.jsonl"
-    extra.write_text(json.dumps(HANGS_TOOL) + "\n", encoding="utf-8")
+def add_backend(facade, harvested_catalog, name: str, declaration: str, tools: list[dict]) -> None:
+    """Declare server `name` (the body of its [servers.NAME] table) beside the test servers,
+    and put its tools (as its tools/list gives them) in the catalog."""
+    facade.reconfigure(extra=f"\n[servers.{name}]\n{declaration}\n")
+    extra = facade.state_dir / f"{name}.jsonl"
+    lines = [tool | {"server": name, "profile": "custom"} for tool in tools]
+    write_catalog_file(extra, lines)
     conn = connect(facade.db)
     try:
         load_catalog(conn, seed_dir=None, user_files=[harvested_catalog, extra])
     finally:
         conn.close()
+
+
+def add_hanging_backend(facade, harvested_catalog, startup_timeout_s: float = 1.0) -> None:
+    """Declare `hangs` (never answers initialize, after starting a child of its own) and put
+    its one tool in the catalog."""
+    state = facade.state_dir
+    declaration = f"""profile = "custom"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(MISBEHAVING))}]
+startup_timeout_s = {startup_timeout_s}
+env = {{ HANG_AT_START = "1", START_LOG_FILE = {json.dumps(str(state / "hang-starts.log"))}, CHILD_LOG_FILE = {json.dumps(str(state / "hang-children.log"))} }}"""
+    add_backend(facade, harvested_catalog, "hangs", declaration, [HANGS_TOOL])
 
 
 async def wait_until(predicate, timeout_s: float = 10.0, interval_s: float = 0.05) -> bool:

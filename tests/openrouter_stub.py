@@ -8,6 +8,7 @@ response_format, provider.max_price against its own prices, refusing as OpenRout
 no provider is under the ceiling), records every request for the tests to inspect, and
 answers as scripted: per route ('fusion', 'judge' for a direct call carrying
 response_format, else the model id) a queue of behaviours, 'ok' once the queue is empty.
+`charge_usd` bills every request one amount; `hold()` keeps requests waiting until `release()`.
 """
 
 import json
@@ -38,6 +39,8 @@ BEHAVIOURS = {
     "overcharge",
 }
 OVERCHARGE_USD = 4.0
+# the longest a held request waits for release(): a test that forgets still ends
+HOLD_LIMIT_S = 60.0
 
 
 def _tokens(text: str) -> int:
@@ -58,6 +61,11 @@ class OpenRouterStub:
         # added to every answer, so parallel callers overlap
         self.delay_seconds = 0.0
         self.requests: list[dict] = []
+        # when set, every completion reports this cost: a provider billing above any worst case
+        self.charge_usd: float | None = None
+        # completions wait while this is clear (hold), so a test can keep a call in flight
+        self._open = threading.Event()
+        self._open.set()
         self.script: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -74,8 +82,16 @@ class OpenRouterStub:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._open.set()  # a request still held answers, so its thread ends
         self._server.shutdown()
         self._server.server_close()
+
+    def hold(self) -> None:
+        """Completion requests are recorded, then wait for release() before they answer."""
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
 
     def queue(self, route: str, *behaviours: str) -> None:
         unknown = set(behaviours) - BEHAVIOURS
@@ -159,9 +175,10 @@ class OpenRouterStub:
             response["usage"]["cost"] = "abc"
         elif behaviour == "cost_negative":
             response["usage"]["cost"] = -1
-        elif behaviour == "overcharge":
-            response["usage"]["cost"] = OVERCHARGE_USD
-            self.generations[response["id"]] = OVERCHARGE_USD
+        elif behaviour == "overcharge" or self.charge_usd is not None:
+            charged = OVERCHARGE_USD if self.charge_usd is None else self.charge_usd
+            response["usage"]["cost"] = charged
+            self.generations[response["id"]] = charged
         return response
 
     def _over_ceiling(self, body: dict) -> list[str]:
@@ -295,6 +312,7 @@ class OpenRouterStub:
                     return self._error(502, "Upstream provider error")
                 if behaviour == "malformed_json":
                     return self._send(200, b'{"choices": [{"message": {"content": "trunc')
+                stub._open.wait(HOLD_LIMIT_S)
                 if behaviour == "slow":
                     time.sleep(stub.slow_seconds)
                 time.sleep(stub.delay_seconds)

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from router.clock import utc_iso
 from router.facade import audit
+from router.facade.backends import call_allowance_s
 from router.servers import ServersConfig
 from tests.db_rows import rows
 
@@ -115,3 +116,20 @@ def test_a_calls_allowance_is_the_slowest_servers_cold_start_plus_call():
     )
     assert config.longest_call_s() == 95.0
     assert ServersConfig(servers={}).longest_call_s() == 50.0
+    # what the router may spend on one: the previous start's stop (6 s), the cold start, its
+    # checks (a call's time, at least a stop's), the call, and 1 s to learn how it exited
+    assert call_allowance_s(config) == 6 + 90 + 6 + 5 + 1
+    assert call_allowance_s(ServersConfig(servers={})) == 6 + 20 + 30 + 30 + 1
+
+
+def test_a_call_sent_again_moves_its_deadline_and_a_finished_row_keeps_its_own(conn, db_path):
+    row_id = start_call(conn)
+    move_deadline(conn, row_id, -1.0)
+    assert recent(db_path) == [("slow_tool", "interrupted")]
+    audit.extend_deadline(conn, row_id, within_s=30.0)
+    assert recent(db_path) == [("slow_tool", "in_flight")]
+    audit.finish(conn, row_id, outcome=audit.NOT_COMPLETED, latency_ms=5.0, error="exited")
+    before = rows(db_path, "SELECT deadline_at FROM audit")
+    audit.extend_deadline(conn, row_id, within_s=90.0)
+    assert rows(db_path, "SELECT deadline_at FROM audit") == before
+    assert recent(db_path) == [("slow_tool", "not_completed")]

@@ -2,10 +2,12 @@
 its catalog (a wrong name would silently cap every metric). The public sets converted from
 fetched repositories are not committed; their converters check the same when they write them."""
 
+from bench.page_tokens import EVERYDAY_QUERIES
 from bench.paths import BFCL_CATALOG, BFCL_QUERIES
 from bench.synthetic import catalog, planted_queries
 from router.catalog.evaluation import read_query_file
 from router.catalog.load import load_catalog
+from router.paths import SEEDS_DIR
 
 
 def test_the_bfcl_set_loads_and_names_only_its_own_tools(conn):
@@ -25,3 +27,11 @@ def test_planted_queries_name_tools_of_the_smallest_synthetic_catalog():
     assert {q["relevant"][0] for q in planted} <= names
     # the same labelled set at every size: it is made from the first 1,000 tools only
     assert planted == planted_queries()
+
+
+def test_the_everyday_page_set_names_only_seeded_tools(conn):
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    names = {name for (name,) in conn.execute("SELECT name FROM tools")}
+    queries = read_query_file(EVERYDAY_QUERIES, need_relevant=True)
+    assert len(queries) >= 30
+    assert {name for line in queries for name in line.relevant} - names == set()

@@ -24,7 +24,8 @@ from tests.openrouter_stub import OpenRouterStub
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 PROBLEM = (
     "break glass: the merge fails after the gap check; the merge api call and the merge db "
-    f"config look right. (pasted from the shell: password {CORPUS['.netrc password']})"
+    f"config look right. (pasted from the shell: password {CORPUS['.netrc password']}) My password "
+    f"is {CORPUS['password with spaces']}, and logging in works by hand."
 )
 
 
@@ -67,7 +68,13 @@ async def test_no_planted_secret_reaches_a_request_a_row_or_a_log(tmp_path):
                             "failure": f"401 with {CORPUS['basic auth']}",
                         },
                     },
-                    "context_files": [".netrc", "deploy/signing.asc", ".env", "config/merge_db_plain.yaml"],
+                    "context_files": [
+                        ".netrc",
+                        "deploy/signing.asc",
+                        ".env",
+                        "config/merge_db_plain.yaml",
+                        "notes/merge_login.md",
+                    ],
                 },
             )
     assert not call.is_error, call.content[0].text
@@ -76,6 +83,7 @@ async def test_no_planted_secret_reaches_a_request_a_row_or_a_log(tmp_path):
     # the problem and the ordinary files did arrive; the credential files did not
     sent = stub.all_text()
     assert "the merge fails after the gap check" in sent and "def merge(gap)" in sent
+    assert "my passphrase is [REDACTED]" in sent and "deploy account is [REDACTED]." in sent
     assert {"src/merge.py", "notes/merge.md", "scripts/call_merge_api.sh", "config/merge_db.yaml"} <= set(
         result["context_files"]
     )

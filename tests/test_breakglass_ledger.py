@@ -4,7 +4,7 @@ views as the system sqlite3 shell reads them."""
 
 import json
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from router.breakglass import caps as capsmod
 from router.breakglass import ledger
@@ -56,13 +56,14 @@ def test_session_caps_count_calls_and_commit_open_worst_cases(conn):
     two_calls = caps(session_max_invocations=2)
     a, b, c = invocation(conn), invocation(conn), invocation(conn)
     assert ledger.reserve(conn, "s1", a, 1_000, two_calls) is None
+    ledger.settle(conn, "s1", a, status="ok", reserved=1_000, actual=300)
     assert ledger.reserve(conn, "s1", b, 1_000, two_calls) is None
     assert "2 of 2 break-glass calls already made in session s1" in ledger.reserve(
         conn, "s1", c, 1_000, two_calls
     )
-    ledger.settle(conn, "s1", a, status="ok", reserved=1_000, actual=300)
     use = capsmod.usage(conn, "s1")
     assert (use.session_calls, use.session_committed) == (2, 1_300)  # 300 settled + 1,000 still open
+    ledger.settle(conn, "s1", b, status="ok", reserved=1_000, actual=1_000)
     money = caps(session_max_micro=2_500)
     refusal = ledger.reserve(conn, "s1", invocation(conn), 1_300, money)
     assert "the worst case $0.0013 does not fit: session s1 has $0.0012 left" in refusal
@@ -71,21 +72,24 @@ def test_session_caps_count_calls_and_commit_open_worst_cases(conn):
     assert kinds(conn, a) == ["estimate", "reservation", "settlement", "release", "outcome"]
 
 
-def test_day_caps_span_every_session_and_only_today(conn):
+def test_day_caps_span_every_session_and_only_today(conn, pinned_clock):
     day = caps(day_max_invocations=3, day_max_micro=3_500)
     for session in ("morning", "noon", "evening"):
-        assert ledger.reserve(conn, session, invocation(conn, session), 1_000, day) is None
+        call = invocation(conn, session)
+        assert ledger.reserve(conn, session, call, 1_000, day) is None
+        ledger.settle(conn, session, call, status="ok", reserved=1_000, actual=1_000)
     refusal = ledger.reserve(conn, "night", invocation(conn, "night"), 1_000, day)
     assert "day cap reached: 3 of 3 break-glass calls already made today" in refusal
     assert "across every session" in refusal
     money = caps(day_max_micro=3_500)
     refusal = ledger.reserve(conn, "night", invocation(conn, "night"), 600, money)
-    assert "today (UTC" in refusal and "has $0.0005 left of the $0.00 day cap" in refusal
+    assert f"today (UTC {pinned_clock.date().isoformat()})" in refusal
+    assert "has $0.0005 left of the $0.00 day cap" in refusal
     # yesterday's calls do not count against today
-    yesterday = utc_iso(datetime.now(UTC) - timedelta(days=1))
+    yesterday = utc_iso(pinned_clock - timedelta(days=1))
     conn.execute("UPDATE cost_ledger SET at = ? WHERE kind = 'reservation'", (yesterday,))
     assert ledger.reserve(conn, "night", invocation(conn, "night"), 1_000, day) is None
-    tomorrow = capsmod.usage(conn, "x", datetime.now(UTC) + timedelta(days=1))
+    tomorrow = capsmod.usage(conn, "x", pinned_clock + timedelta(days=1))
     assert (tomorrow.day_calls, tomorrow.day_committed) == (0, 0)
 
 
@@ -105,9 +109,14 @@ def test_overrun_is_recorded_as_reported_and_stops_the_session(conn):
     ]
     refusal = ledger.reserve(conn, "s1", invocation(conn), 1, ROOMY)
     assert f"session s1 is stopped: invocation #{a} was charged more than its reservation" in refusal
+    # with the figures: what it settled at, what was reserved, the session's total
+    assert "($4.0000 settled against $0.0010 reserved: charged $4.000000, above the $0.001000" in refusal
+    assert "the session has committed $4.0000 of its $1000.00 cap" in refusal
     # another session is not stopped, but the money counts against the day
-    assert ledger.reserve(conn, "s2", invocation(conn, "s2"), 1, ROOMY) is None
+    s2 = invocation(conn, "s2")
+    assert ledger.reserve(conn, "s2", s2, 1, ROOMY) is None
     assert capsmod.usage(conn, "s2").day_committed == 4_000_001
+    ledger.settle(conn, "s2", s2, status="ok", reserved=1, actual=1)
     # a single call charged above its own worst case stops the session even inside the reservation
     b = invocation(conn, "s3")
     ledger.reserve(conn, "s3", b, 1_000, ROOMY)
@@ -136,7 +145,10 @@ def test_a_dead_call_is_resolved_by_the_next_write(conn):
     """Process ids that cannot be alive: a dead call on this host is resolved at once."""
     nothing_sent, mid_call, unreserved = invocation(conn), invocation(conn), invocation(conn)
     ledger.reserve(conn, "s1", nothing_sent, 1_000, ROOMY)
-    ledger.reserve(conn, "s1", mid_call, 1_000, ROOMY)
+    conn.execute("UPDATE breakglass_invocations SET pid = 2147483000 WHERE id = ?", (nothing_sent,))
+    # the call in flight died: the next reservation resolves it, then takes the one flight
+    assert ledger.reserve(conn, "s1", mid_call, 1_000, ROOMY) is None
+    assert status(conn, nothing_sent) == "interrupted"
     answered = ledger.request_sent(conn, mid_call, "panel a", 300)
     ledger.request_answered(conn, answered, "gen-a", 120)
     looked_up = ledger.request_sent(conn, mid_call, "panel b", 300)
@@ -144,8 +156,10 @@ def test_a_dead_call_is_resolved_by_the_next_write(conn):
     ledger.request_sent(conn, mid_call, "judge attempt 1", 400)  # in flight when it died
     conn.execute("UPDATE breakglass_invocations SET pid = 2147483000")
     assert [r["status"] for r in query_dicts(conn, "SELECT status FROM v_breakglass_recent")] == [
-        "started"
-    ] * 3
+        "started",
+        "started",
+        "interrupted",
+    ]
 
     ledger.resolve_dead(conn, {"gen-b": 77})
     assert [status(conn, i) for i in (nothing_sent, mid_call, unreserved)] == ["interrupted"] * 3

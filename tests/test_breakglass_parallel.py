@@ -1,5 +1,6 @@
 """Real parallel processes racing for one session's caps never overspend: first the ledger
-itself (many processes reserving at once), then whole break-glass servers sharing a session."""
+itself (many processes reserving at once, one call in flight at a time), then whole
+break-glass servers sharing a session."""
 
 import json
 import subprocess
@@ -37,18 +38,26 @@ RACER = textwrap.dedent("""
     print("ready", flush=True)
     while not os.path.exists(go):
         time.sleep(0.001)
-    won = 0
-    for _ in range(attempts):
+    won = made = 0
+    while made < attempts:
         inv = ledger.open_invocation(conn, "race", problem="p", problem_type="code_bug", classification="",
                                      complexity="low", panel=[], judge="j", context_tokens=1, estimate=1,
                                      worst_case=700)
-        if ledger.reserve(conn, "race", inv, 700, caps) is None:
+        refusal = ledger.reserve(conn, "race", inv, 700, caps)
+        if refusal is not None and "in flight" in refusal:
+            continue  # another racer holds the one flight: retry once it settles
+        made += 1
+        if refusal is None:
             won += 1
+            ledger.settle(conn, "race", inv, status="ok", reserved=700, actual=700)
     print(won, flush=True)
     # alive until every racer is done: a call whose process is gone is released by the next write
     while not os.path.exists(go + ".done"):
         time.sleep(0.001)
 """)
+
+
+SETTLING_ORDER = "SELECT kind FROM cost_ledger WHERE kind IN ('reservation', 'settlement') ORDER BY id"
 
 
 @pytest.mark.parametrize("max_invocations, max_micro, expected", [(100, 10_000, 14), (9, 1_000_000, 9)])
@@ -76,8 +85,13 @@ def test_racing_processes_never_exceed_the_caps(tmp_path, max_invocations, max_m
     conn = connect(db)
     usage = capsmod.usage(conn, "race")
     assert usage.session_calls == expected and usage.session_committed == expected * 700 <= max_micro
-    refusals = query_dicts(conn, "SELECT count(*) AS n FROM cost_ledger WHERE kind = 'refusal'")[0]["n"]
+    refusals = query_dicts(
+        conn, "SELECT count(*) AS n FROM cost_ledger WHERE kind = 'refusal' AND detail NOT LIKE '%in flight%'"
+    )[0]["n"]
     assert refusals == 36 - expected
+    # one call in flight at a time across the processes: every reservation is settled before the next
+    money = [r["kind"] for r in query_dicts(conn, SETTLING_ORDER)]
+    assert money == ["reservation", "settlement"] * expected
 
 
 @pytest.fixture
@@ -99,6 +113,10 @@ async def test_parallel_servers_sharing_a_session_respect_the_call_cap(tmp_path)
             params = server_params(db, config, workspace, stub.base_url, session="shared-session")
             async with break_glass_client(params) as client:
                 call = await client.call_tool("break_glass", arguments())
+                # one call in flight per database: a racer refused for that retries after a while
+                while call.is_error and "in flight" in call.content[0].text:
+                    await anyio.sleep(0.2)
+                    call = await client.call_tool("break_glass", arguments())
                 outcomes.append(
                     "refused: " + call.content[0].text
                     if call.is_error
@@ -114,4 +132,6 @@ async def test_parallel_servers_sharing_a_session_respect_the_call_cap(tmp_path)
     assert len(stub.requests) == 3
     conn = connect(db)
     session = query_dicts(conn, "SELECT calls, refusals, open_reserved_micro_usd FROM v_cost_per_session")
-    assert session == [{"calls": 3, "refusals": 3, "open_reserved_micro_usd": 0}]
+    assert session == [{**session[0], "calls": 3, "open_reserved_micro_usd": 0}]
+    assert session[0]["refusals"] >= 3  # the cap's three, and the racers told to wait
+    assert [r["kind"] for r in query_dicts(conn, SETTLING_ORDER)] == ["reservation", "settlement"] * 3

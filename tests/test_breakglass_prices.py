@@ -3,7 +3,7 @@ loads every model with its prices, and estimates use them; old prices warn, a pa
 without a price refuses the call by name."""
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -87,10 +87,11 @@ def test_estimates_use_the_loaded_prices(db_path, tmp_path):
     assert abs(ten.worst_run_micro - 10 * base.worst_run_micro) <= 10
 
 
-def test_old_prices_warn_and_a_missing_panel_model_refuses_by_name(db_path, tmp_path):
+def test_old_prices_warn_and_a_missing_panel_model_refuses_by_name(db_path, tmp_path, pinned_clock):
     conn = connect(db_path)
     path, _ = models_file(tmp_path)
-    old = (datetime.now(UTC) - timedelta(days=45)).strftime("%Y-%m-%d")
+    # priced as of the date 45 days back: 45 whole days old at any hour of today
+    old = (pinned_clock - timedelta(days=45)).strftime("%Y-%m-%d")
     main(["prices", "--db", str(db_path), "--from", str(path), "--as-of", old])
     warnings = prepared(conn, tmp_path).warnings
     assert any("prices older than 30 days: anthropic/claude-opus-4.8 (45 days)" in w for w in warnings)

@@ -33,6 +33,8 @@ def run(command: str, db: Path) -> subprocess.CompletedProcess:
 def assert_refused(done: subprocess.CompletedProcess, command: str, *words: str) -> None:
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
+    # SQLite's own log lines (SQLITE_LOG: ... SQLITE_NOTADB) say the same thing worse
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"context-router {command}: error: database "), last
     for word in words:
@@ -43,7 +45,19 @@ def assert_refused(done: subprocess.CompletedProcess, command: str, *words: str)
 def test_a_damaged_file_is_a_message(tmp_path, command):
     db = tmp_path / "damaged.db"
     db.write_bytes(b"this is not an sqlite file, just some bytes " * 200)
-    assert_refused(run(command, db), command, str(db), "not an SQLite database or is damaged")
+    assert_refused(
+        run(command, db), command, str(db), "not an SQLite database or is damaged", f"catalog --db {db}"
+    )
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_file_that_cannot_be_opened_is_one_line(tmp_path, command):
+    db = tmp_path / "no-such-dir" / "x.db"
+    # catalog may create a file but not its directory; the others refuse a missing file
+    words = ("cannot be opened",) if command == "catalog" else ("does not exist",)
+    if command == "break-glass":
+        words = ("cannot be opened",)  # a server: it opens (and may create) its ledger file
+    assert_refused(run(command, db), command, str(db), *words)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from router.cli import main
 from router.clients.discover import ClientConfigError, read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
 
@@ -98,6 +99,16 @@ def test_a_file_that_is_no_client_config_says_what_was_looked_for(tmp_path):
         read_client_config(write(tmp_path / "x.json", "{}"))
     with pytest.raises(ClientConfigError, match="not JSON"):
         read_client_config(write(tmp_path / "y.json", "{nope"))
+
+
+def test_a_broken_file_is_named_with_its_line_not_as_a_string(tmp_path, capsys):
+    broken = write(tmp_path / ".mcp.json", '{\n  "mcpServers": {\n\n    "a": {"command": "x",,}\n  }\n}\n')
+    with pytest.raises(ClientConfigError) as refused:
+        read_client_config(broken)
+    assert str(refused.value).startswith(f"{broken}: not JSON (or JSON with comments): line 4: Unexpected")
+    assert "<string>" not in str(refused.value)
+    assert main(["import", str(broken)]) == 2
+    assert f"error: {broken}: not JSON (or JSON with comments): line 4: " in capsys.readouterr().err
 
 
 def test_literal_secrets_become_references_and_no_message_quotes_them(tmp_path):

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from bench.write_lock import sqlite3_shell_holding_the_write_lock, write_lock_held
+from router.clock import utc_now_iso
 from router.jsonrpc_lines import encode, request
 from tests.facade_support import CONTEXT_ROUTER, RawStdioClient, audit_rows
 
@@ -81,7 +82,51 @@ def test_a_call_whose_audit_row_cannot_be_written_says_database_busy_and_is_not_
         assert 4 <= waited < 15, waited
     # never forwarded: the backend was not even started for it
     assert not (facade.state_dir / "calls.log").exists()
-    assert [r["meta_tool"] for r in audit_rows(facade.db)] == ["mcp_search_tools"]
+    deadline = time.monotonic() + 15  # the refusal's row is written once the lock frees
+    while len(audit_rows(facade.db)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    audited = sorted((r["meta_tool"], r["outcome"]) for r in audit_rows(facade.db))
+    assert audited == [("mcp_call_tool", "database_busy"), ("mcp_search_tools", "ok")]
+
+
+# Issue 22's bar is "refused within 6 s" (measured: 5.05 s idle, 5.46 s on a loaded machine);
+# the test's bound is looser so machine load cannot fail it, yet far below the 20 s hold the
+# call used to wait out whole.
+CALL_REFUSED_WITHIN_S = 10.0
+
+
+def test_a_call_after_queued_search_rows_is_refused_within_6_s_and_audited_once_the_lock_frees(facade):
+    with RawStdioClient(facade.params(extra_args=("--no-wake-on-search",))) as client:
+        search(client, "current time")  # warm: the term statistics are cached
+        with sqlite3_shell_holding_the_write_lock(facade.db):
+            held_from = time.monotonic()
+            # searches answer at once; their rows queue behind the lock
+            for _ in range(SEARCHES):
+                assert not search(client, "what time is it in Tokyo")[1].get("isError")
+            started = time.monotonic()
+            answer = client.call_tool("mcp_call_tool", {"toolName": "whoami", "args": {}})
+            waited = time.monotonic() - started
+            assert write_lock_held(facade.db)
+            # the row of a refused call waits for the lock like the others
+            assert len(audit_rows(facade.db)) == 1
+            # hold the lock 20 s in all, as the bar says
+            time.sleep(max(0.0, held_from + HOLD_S - time.monotonic()))
+            freed_at = utc_now_iso()
+        assert answer["isError"] is True
+        assert answer["content"][0]["text"].startswith("database busy: retry"), answer
+        assert 4 <= waited < CALL_REFUSED_WITHIN_S, waited  # refused by the 5 s bound
+        deadline = time.monotonic() + 15
+        while len(audit_rows(facade.db)) < SEARCHES + 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    rows = audit_rows(facade.db)
+    assert sorted(row["outcome"] for row in rows) == ["database_busy"] + ["ok"] * (SEARCHES + 1)
+    [refused] = [row for row in rows if row["outcome"] == "database_busy"]
+    assert refused["meta_tool"] == "mcp_call_tool" and refused["target"] == "whoami"
+    assert refused["error"].startswith("database busy: retry")
+    # every row stamped when its call was answered, not when the lock freed
+    assert all(row["started_at"] <= row["finished_at"] < freed_at for row in rows), (freed_at, rows)
+    assert rows[0]["finished_at"] < refused["started_at"] < refused["finished_at"]
+    assert not (facade.state_dir / "calls.log").exists()  # never forwarded
 
 
 def serve_once(facade, **popen) -> subprocess.CompletedProcess:

@@ -160,9 +160,11 @@ async def test_search_shows_an_open_breakers_tool_as_unavailable(facade):
         result = await router.call_tool(
             "mcp_search_tools", {"query": "report this backend process id whoami", "limit": 3}
         )
-    hits = {hit["name"]: hit for hit in json.loads(text_of(result))["tools"]}
-    assert hits["whoami"].get("available") is False
-    assert all(hit.get("available", True) for name, hit in hits.items() if name != "whoami")
+    page = json.loads(text_of(result))
+    # it takes no slot among the callable tools: its server is named once, with the reason
+    assert "whoami" not in [hit["name"] for hit in page["tools"]]
+    [entry] = page["unavailable"]
+    assert entry["tools"] == ["whoami"] and "circuit breaker open" in entry["reason"]
 
 
 # --- the breaker of a whole backend server (its process failing) ----------------------------
@@ -199,9 +201,10 @@ async def test_a_server_whose_process_fails_three_times_is_refused_for_all_its_t
         assert "backend server 'hangs' failed to start, crashed or hung 3 times in a row" in text_of(refused)
         assert len(logged_pids(starts)) == 3  # refused without starting a fourth process
         found = await router.call_tool("mcp_search_tools", {"query": "hangs whoami never finishes starting"})
-    hits = {hit["name"]: hit for hit in json.loads(text_of(found))["tools"]}
-    assert hits["hangs_whoami"].get("available") is False
-    assert hits.get("whoami", {}).get("available", True) is True  # another server's tool
+    page = json.loads(text_of(found))
+    assert "hangs_whoami" not in [hit["name"] for hit in page["tools"]]
+    [entry] = page["unavailable"]
+    assert entry["server"] == "hangs" and "circuit breaker open" in entry["reason"]
     row = rows(facade.db, "SELECT * FROM v_backend_breaker_state")
     assert [(r["server"], r["state"], r["consecutive_failures"]) for r in row] == [("hangs", "open", 3)]
 

@@ -238,3 +238,51 @@ def test_http_address_parsing_defaults_to_loopback_and_names_bad_input():
         parse_http_address("abc")
     with pytest.raises(RouterError, match="port must be"):
         parse_http_address("127.0.0.1:70000")
+
+
+# What the SDK's types would take for a notification or an error (202, nothing said)
+BAD_ID_BODIES = [
+    b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":[7],"method":"tools/list"}',
+    b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":-0.0,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"x"}}',
+]
+POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+def test_over_http_a_bad_id_gets_400_with_a_json_rpc_error_and_an_audit_row(facade):
+    with serving_http(facade, "staff-backend") as (url, _):
+        # a good message still reaches the SDK, and opens the session the others are sent in
+        hello = httpx2.post(url, headers=POST_HEADERS, json=INITIALIZE, timeout=10)
+        assert hello.status_code == 200 and '"id":1' in hello.text
+        in_session = POST_HEADERS | {"mcp-session-id": hello.headers["mcp-session-id"]}
+        initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        assert httpx2.post(url, content=initialized, headers=in_session, timeout=10).status_code == 202
+        for body in BAD_ID_BODIES:
+            answer = httpx2.post(url, content=body, headers=in_session, timeout=10)
+            assert answer.status_code == 400, (body, answer.status_code, answer.text)
+            error = answer.json()
+            assert error["id"] is None and error["error"]["code"] == -32600, (body, error)
+            assert error["error"]["message"].startswith("Invalid Request: ")
+        # the SDK's own Host check still comes first: a rebinding page gets 421, no row
+        rebound = httpx2.post(url, content=BAD_ID_BODIES[0], headers=in_session | {"Host": "evil.example"})
+        assert rebound.status_code == 421
+    audited = audit_rows(facade.db)
+    assert [(r["meta_tool"], r["outcome"]) for r in audited] == [
+        ("(unreadable request)", "invalid_request")
+    ] * len(BAD_ID_BODIES)

@@ -10,6 +10,7 @@ import pytest
 
 from router.db import connect, query_dicts
 from router.facade import audit
+from router.facade.backends import call_allowance_s
 from router.servers import load_servers
 from tests.facade_support import (
     RawStdioClient,
@@ -168,11 +169,13 @@ def test_router_killed_mid_call_reads_in_flight_until_its_deadline_then_interrup
         client.close()
     conn = connect(facade.db)
     try:
-        # nothing can tell a killed router from a slow call before the router's own timeouts
-        # (a cold start plus the call, for the slowest declared server) and the grace are up
+        # nothing can tell a killed router from a slow call before the router's own bounds
+        # (a previous start's stop, a cold start and its checks, the call, for the slowest
+        # declared server) and the grace are up
         raw = query_dicts(conn, "SELECT outcome, finished_at, started_at, deadline_at FROM audit")
         assert [(r["outcome"], r["finished_at"]) for r in raw] == [("started", None)]
-        allowance = load_servers(facade.servers_file).longest_call_s() + audit.DEADLINE_GRACE_S
+        allowance = call_allowance_s(load_servers(facade.servers_file)) + audit.DEADLINE_GRACE_S
+        assert allowance == 6 + 20 + 10 + 10 + 1 + 5
         started, deadline_at = (datetime.fromisoformat(raw[0][k]) for k in ("started_at", "deadline_at"))
         assert deadline_at - started == timedelta(seconds=allowance)
         assert query_dicts(conn, "SELECT target, outcome FROM v_recent_audit") == [

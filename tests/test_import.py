@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,10 @@ async def test_imported_servers_are_searched_and_called_by_a_real_client(tmp_pat
         # mcp-server-time's two tool names are the shipped time server's: prefixed automatically
         assert "added mcp-server-time: 2 tools (named mcp-server-time_<tool>" in out
         assert "export EVERYTHING_API_TOKEN=" in out
+        # progress on stderr while each server starts, then the reload
+        assert "[1/2] server-everything: starting " in imported.stderr
+        assert "[2/2] mcp-server-time: starting mcp-server-time for its tools/list" in imported.stderr
+        assert f"reloading the catalog in {db}" in imported.stderr
         # the secret stays a reference, written nowhere
         servers_text = user_servers_file().read_text()
         assert 'EVERYTHING_API_TOKEN = "${env:EVERYTHING_API_TOKEN}"' in servers_text
@@ -151,6 +156,28 @@ def test_add_then_remove_updates_servers_file_and_catalog(tmp_path):
     )
     hits = json.loads(run_cli("search", "--db", str(db), "--json", "fetch a url from the internet").stdout)
     assert "fetch" not in [hit["name"] for hit in hits]
+
+
+def test_a_name_add_had_to_change_is_told_by_add_and_by_remove(tmp_path):
+    db = tmp_path / "r.db"
+    given = "../../outside/a1"
+    added = run_cli("add", "--db", str(db), given, "--", "mcp-server-time", "--local-timezone", "UTC")
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "added ..-..-outside-a1: 2 tools" in added.stdout
+    assert "declared as '..-..-outside-a1' ('../../outside/a1' is not a server name" in added.stdout
+    refused = run_cli("remove", given, "--db", str(db))
+    assert refused.returncode != 0
+    assert "no server named '../../outside/a1'" in refused.stderr
+    assert "declared as '..-..-outside-a1'" in refused.stderr
+    assert "context-router remove ..-..-outside-a1" in refused.stderr
+    declared = tomllib.loads(user_servers_file().read_text())["servers"]
+    assert "..-..-outside-a1" in declared  # nothing removed on a guess
+    removed = run_cli("remove", "..-..-outside-a1", "--db", str(db))
+    assert removed.returncode == 0, removed.stderr
+    assert "..-..-outside-a1" not in tomllib.loads(user_servers_file().read_text()).get("servers", {})
+    # a name nobody declared is still just not found
+    unknown = run_cli("remove", "../nobody", "--db", str(db))
+    assert "no server named '../nobody'" in unknown.stderr and "declared as" not in unknown.stderr
 
 
 def test_a_server_whose_seed_the_catalog_would_refuse_is_reported_and_not_declared(tmp_path):

@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from router.facade import stdio_transport
 from router.facade.stdio_transport import UnreadableMessage, _next_line
-from router.jsonrpc_lines import LineClient
+from router.jsonrpc_lines import LineClient, shape_problem
 from tests.bounded_io import readline_within
 from tests.db_rows import rows
 
@@ -76,6 +78,50 @@ def test_a_regular_file_on_stdin_is_served_too(tmp_path):
             check=True,
         )
     assert answered_ids(done.stdout) == [1, 2, 3]
+
+
+def test_a_regular_file_on_stdin_and_stdout_gets_every_bad_id_answered_and_audited(tmp_path):
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        HANDSHAKE + b"".join(line + b"\n" for line in BAD_ID_LINES) + request(2, "tools/list")
+    )
+    replies = tmp_path / "replies.jsonl"
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        done = subprocess.run(
+            [*ROUTER, "--db", str(tmp_path / "r.db")],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=True,
+        )
+    answers = [json.loads(line) for line in replies.read_bytes().splitlines()]
+    assert [a["id"] for a in answers] == [1] + [None] * len(BAD_ID_LINES) + [2], done.stderr[-2000:]
+    assert all(a["error"]["code"] == -32600 for a in answers[1:-1])
+    assert answers[-1]["result"]["tools"]
+    audited = rows(tmp_path / "r.db", "SELECT outcome FROM audit")
+    assert [r["outcome"] for r in audited] == ["invalid_request"] * len(BAD_ID_LINES)
+
+
+def test_an_over_long_line_in_a_file_is_refused_and_the_next_lines_still_arrive(tmp_path, monkeypatch):
+    monkeypatch.setattr(stdio_transport, "MAX_LINE_BYTES", 64)
+    path = tmp_path / "lines"
+    path.write_bytes(b'{"a":1}\n' + b"x" * 5000 + b"\n" + b'{"b":2}\n' + b'{"c":3}')
+
+    async def run() -> list[str]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            lines, source = [], stdio_transport._FileLines(fd)
+            while (line := await source.next_line()) is not None:
+                lines.append(line.message if isinstance(line, UnreadableMessage) else line.decode())
+            return lines
+        finally:
+            os.close(fd)
+
+    lines = asyncio.run(run())
+    assert lines[0] == '{"a":1}\n'
+    assert lines[1].startswith("Parse error: request line longer than 64 bytes")
+    assert lines[2:] == ['{"b":2}\n', '{"c":3}']
 
 
 def test_the_null_device_on_stdin_ends_the_server_at_once(tmp_path):
@@ -203,3 +249,87 @@ def test_an_over_long_line_is_answered_over_real_stdio(tmp_path, monkeypatch):
             },
         }
         assert client.request("tools/list")["tools"]
+
+
+# Lines the SDK's message types accept yet no peer may send (issue 22): an id that is not a
+# string or an integer reads as a notification, a response with both members as an error.
+BAD_ID_LINES = [
+    b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":[7],"method":"tools/list"}',
+    b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":-0.0,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":2.0,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":false,"method":"tools/list"}',
+    b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"mcp_search_tools"}}',
+    b'{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"x"}}',
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"},"result":{}}',
+]
+# and the shapes refused before (their answers keep a readable id, or null)
+REFUSED_BEFORE = [line for line, _, _ in UNREADABLE_LINES.values()] + [
+    b"[]",
+    b'[{"jsonrpc":"2.0","id":9,"method":"ping"}]',
+    b'"hello"',
+    b"{}",
+    b'{"jsonrpc":"2.0","id":null,"result":{}}',
+    b'{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}',
+]
+INVALID_LINES = 200
+
+
+def test_200_invalid_lines_get_200_answers_within_5_s_and_200_audit_rows(tmp_path):
+    shapes = BAD_ID_LINES + REFUSED_BEFORE
+    lines = [shapes[i % len(shapes)] for i in range(INVALID_LINES)]
+    db = tmp_path / "r.db"
+    with (tmp_path / "stderr").open("wb") as stderr:
+        with LineClient([*ROUTER, "--db", str(db)], os.environ, stderr=stderr) as client:
+            client.write_raw(b"".join(line + b"\n" for line in lines))
+            deadline = time.monotonic() + 5
+            answers = [
+                json.loads(client.read_line(timeout_s=max(0.01, deadline - time.monotonic()))) for _ in lines
+            ]
+            assert client.request("tools/list")["tools"]  # and it goes on serving
+    for line, answer in zip(lines, answers, strict=True):
+        assert answer["error"]["code"] in (-32700, -32600), (line, answer)
+        if line in BAD_ID_LINES:
+            assert answer["id"] is None, (line, answer)
+            assert answer["error"]["code"] == -32600
+            assert answer["error"]["message"].startswith("Invalid Request: "), answer
+    audited = rows(db, "SELECT meta_tool, outcome, error FROM audit")
+    assert len(audited) == INVALID_LINES
+    assert {(r["meta_tool"], r["outcome"]) for r in audited} == {("(unreadable request)", "invalid_request")}
+    assert [r["error"] for r in audited] == [a["error"]["message"] for a in answers]
+    logged = (tmp_path / "stderr").read_text().count("refused a request line: ")
+    assert logged == INVALID_LINES
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', "not an object"),
+        (b'{"jsonrpc":"2.0","id":[7],"method":"ping"}', "not an array"),
+        (b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}', "not a number with a fraction or an exponent"),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', "not a boolean"),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', "not null"),
+        (b'{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}', "both result and error"),
+    ],
+)
+def test_each_bad_id_says_what_it_is(line, words):
+    assert words in (shape_problem(json.loads(line)) or "")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":7,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"x","method":"ping"}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":7,"result":{}}',
+        # an error about a message whose id could not be read has a null id
+        b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
+    ],
+)
+def test_valid_ids_pass(line):
+    assert shape_problem(json.loads(line)) is None

@@ -11,7 +11,15 @@ from router.catalog.load import load_catalog
 from router.db import connect
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 from tests.db_rows import rows
-from tests.facade_support import CONTEXT_ROUTER, harvest, json_of, running_router, text_of, write_catalog_file
+from tests.facade_support import (
+    CONTEXT_ROUTER,
+    harvest,
+    json_of,
+    make_workspace,
+    running_router,
+    text_of,
+    write_catalog_file,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -32,10 +40,12 @@ async def test_director_finds_ghidra_decompiler_marked_unavailable_and_a_call_sa
         found = json_of(
             await router.call_tool("mcp_search_tools", {"query": "decompile a function in ghidra"})
         )
-        top3 = found["tools"][:3]
-        hit = next(tool for tool in top3 if tool["name"] == "ghidra_decompile_function")
-        assert hit["available"] is False
-        assert "not installed" in hit["unavailable_reason"] and "uv" in hit["unavailable_reason"]
+        # not among the callable tools: its server is one entry, with the reason and install line
+        assert "ghidra_decompile_function" not in [tool["name"] for tool in found["tools"]]
+        ghidra = next(entry for entry in found["unavailable"] if entry["server"] == "ghidra")
+        assert "ghidra_decompile_function" in ghidra["tools"]
+        assert "not installed" in ghidra["reason"] and "pipx install uv" in ghidra["reason"]
+        assert json.dumps(found).count("pipx install uv") == 1
         # arguments that would fail validation: the answer is about availability, not them
         called = await router.call_tool(
             "mcp_call_tool", {"toolName": "ghidra_decompile_function", "args": {"name": 42, "bogus": True}}
@@ -57,13 +67,15 @@ async def test_director_sees_read_only_tools_of_every_profile(seeded_db, tmp_pat
     async with running_router(seeded_db, SHIPPED_SERVERS_FILE, tmp_path, role="director") as router:
         for profile, query in queries.items():
             found = json_of(await router.call_tool("mcp_search_tools", {"query": query, "profile": profile}))
-            assert found["tools"], (profile, query)
+            # not installed here: each is named in its server's entry, not hidden by the role
+            [entry, *_] = found["unavailable"]
+            assert entry["profile"] == profile and entry["tools"], (profile, query)
 
 
 def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_db):
-    def serve_stderr(db):
+    def serve_stderr(db, workspace=tmp_path):
         finished = subprocess.run(
-            [str(CONTEXT_ROUTER), "serve", "--db", str(db), "--workspace", str(tmp_path)],
+            [str(CONTEXT_ROUTER), "serve", "--db", str(db), "--workspace", str(workspace)],
             input="",  # a client that goes at once (its pipe closes): the router reports, then stops
             capture_output=True,
             text=True,
@@ -77,12 +89,20 @@ def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_d
     said = serve_stderr(empty)
     assert f"context-router serve: ready on stdio: {empty} (0 tools; 0 of 0 servers callable: none)" in said
     assert "WARNING: the catalog" in said and "is empty" in said
-    said = serve_stderr(seeded_db)
+    said = serve_stderr(seeded_db, make_workspace(tmp_path / "repository"))
     assert (
         "(183 tools; 5 of 14 servers callable: fetch, filesystem, git, memory, time); role staff-backend"
         in said
     )
-    assert "WARNING" not in said
+    assert "WARNING" not in said and "unavailable" not in said
+    # outside a git repository git is said to be unusable, with how to fix it, before any call
+    said = serve_stderr(seeded_db)
+    assert "(183 tools; 4 of 14 servers callable: fetch, filesystem, memory, time)" in said
+    assert (
+        f"context-router serve: git is unavailable: not usable in this workspace: {tmp_path} is not "
+        "inside a git repository; to fix it: start the router in a git repository, pass --workspace "
+        "DIR, or let the client declare the repository as a root (MCP roots)"
+    ) in said
 
 
 async def test_search_over_an_empty_catalog_says_so(tmp_path):
@@ -115,9 +135,11 @@ async def test_a_backend_listing_a_changed_definition_is_quarantined_until_accep
             },
         )
         assert not other.is_error, text_of(other)  # its unchanged neighbour stays callable
-        found = json_of(await router.call_tool("mcp_search_tools", {"query": "current time"}))
-        hit = next(t for t in found["tools"] if t["name"] == "get_current_time")
-        assert hit["available"] is False and "quarantined" in hit["unavailable_reason"]
+        found = json_of(await router.call_tool("mcp_search_tools", {"query": "get_current_time"}))
+        assert "get_current_time" not in [tool["name"] for tool in found["tools"]]
+        [entry] = found["unavailable"]
+        assert entry["tools"] == ["get_current_time"] and "quarantined" in entry["reason"]
+        assert found["tools"][0]["name"] == "convert_time"  # the callable neighbour keeps its slot
         shown = json_of(await router.call_tool("mcp_inspect_schema", {"toolName": "get_current_time"}))
         assert shown["quarantined"]["changed"] == "description" and shown["quarantined"]["callable"] is False
     audited = rows(facade.db, "SELECT meta_tool, target, outcome FROM audit WHERE outcome = 'quarantined'")

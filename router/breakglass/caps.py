@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import apsw
 
+from router import clock
 from router.breakglass.settings import usd
 from router.clock import utc_iso
 from router.db import one_row
@@ -26,6 +27,12 @@ SELECT count(*), coalesce(sum({COMMITTED}), 0),
         WHERE o.session_id = :session_id AND o.kind = 'overrun')
 FROM cost_ledger r
 WHERE r.session_id = :session_id AND r.kind = 'reservation'
+"""
+# what stopped a session, in figures: the call's settlement, its reservation, each overrun row
+OVERRUN_FIGURES = """
+SELECT (SELECT micro_usd FROM cost_ledger WHERE invocation_id = :id AND kind = 'settlement'),
+       (SELECT micro_usd FROM cost_ledger WHERE invocation_id = :id AND kind = 'reservation'),
+       (SELECT group_concat(detail, '; ') FROM cost_ledger WHERE invocation_id = :id AND kind = 'overrun')
 """
 DAY_USAGE = f"""
 SELECT count(*), coalesce(sum({COMMITTED}), 0)
@@ -52,6 +59,8 @@ class Usage:
     day: str
     day_calls: int
     day_committed: int
+    # the overrun's figures in words, when the session is stopped
+    overrun_figures: str = ""
 
 
 def _day_bounds(now: datetime) -> tuple[str, str, str]:
@@ -60,10 +69,16 @@ def _day_bounds(now: datetime) -> tuple[str, str, str]:
 
 
 def usage(conn: apsw.Connection, session_id: str, now: datetime | None = None) -> Usage:
-    day, start, end = _day_bounds(now or datetime.now(UTC))
+    day, start, end = _day_bounds(now or clock.now())
     calls, committed, overrun = one_row(conn, SESSION_USAGE, {"session_id": session_id})
     day_calls, day_committed = one_row(conn, DAY_USAGE, {"day_start": start, "day_end": end})
-    return Usage(session_id, calls, committed, overrun, day, day_calls, day_committed)
+    figures = "" if overrun is None else _overrun_figures(conn, overrun)
+    return Usage(session_id, calls, committed, overrun, day, day_calls, day_committed, figures)
+
+
+def _overrun_figures(conn: apsw.Connection, invocation_id: int) -> str:
+    settled, reserved, details = one_row(conn, OVERRUN_FIGURES, {"id": invocation_id})
+    return f"{usd(settled or 0)} settled against {usd(reserved or 0)} reserved: {details}"
 
 
 def room_micro(use: Usage, caps: Caps) -> int:
@@ -88,8 +103,9 @@ def call_refusal(use: Usage, caps: Caps) -> str | None:
     if use.overrun_invocation is not None:
         return (
             f"session {use.session_id} is stopped: invocation #{use.overrun_invocation} was charged "
-            "more than its reservation (see cost_ledger kind 'overrun'); start a new session after "
-            "checking the prices"
+            f"more than its reservation ({use.overrun_figures}); the session has committed "
+            f"{usd(use.session_committed)} of its ${caps.session_max_micro / 1e6:.2f} cap (see "
+            "cost_ledger kind 'overrun'); start a new session after checking the prices"
         )
     if use.session_calls >= caps.session_max_invocations:
         return (

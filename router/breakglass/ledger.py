@@ -6,7 +6,9 @@ The caps are enforced by reserving the worst case *before* any provider call ins
 IMMEDIATE: the write lock is taken before the caps are read, so two processes can never both
 see room for one more call. Settlement records the provider's cost as reported (never
 clipped) and closes the reservation; what was reserved but not spent is released, and what
-was spent above it is an overrun that stops the session.
+was spent above it is an overrun that stops the session. At most one call is in flight
+(reserved, not settled) per database, so an overrun overshoots a cap by one call's charge at
+most: a second call is refused at once, in the same transaction as the caps.
 
 Every write first resolves the calls whose process died (leases.py), so a dead call's
 reservation counts against its session only until the next write anywhere.
@@ -58,6 +60,8 @@ WHERE id = :id
 """
 SETTLED_AT = "SELECT micro_usd FROM cost_ledger WHERE invocation_id = :id AND kind = 'settlement'"
 LEASE_LOST = "lease lost: resolved as interrupted by another process"
+# what a settlement's amount is: the provider's figures, unless a request's cost is unknown
+AS_REPORTED = "provider usage.cost, as reported"
 
 
 def prepare_connection(conn: apsw.Connection) -> apsw.Connection:
@@ -95,9 +99,17 @@ def _finish(conn, invocation_id: int, status: str, reason: str, **columns) -> No
 
 
 def _settle_rows(
-    conn, session_id: str, invocation_id: int, status: str, reserved: int, actual: int, reason: str, **columns
+    conn,
+    session_id: str,
+    invocation_id: int,
+    status: str,
+    reserved: int,
+    actual: int,
+    reason: str,
+    basis: str = AS_REPORTED,
+    **columns,
 ) -> None:
-    _row(conn, session_id, invocation_id, "settlement", actual, "provider usage.cost, as reported")
+    _row(conn, session_id, invocation_id, "settlement", actual, basis)
     if reserved > actual:
         _row(conn, session_id, invocation_id, "release", reserved - actual, "reserved but not spent")
     elif actual > reserved:
@@ -144,12 +156,18 @@ def _resolve_dead(conn, looked_up: dict[str, int]) -> None:
             else:
                 spent += request.worst
                 counted["worst case"] += 1
+        how = ", ".join(f"{n} {kind}" for kind, n in counted.items() if n)
         if sent:
-            how = ", ".join(f"{n} {kind}" for kind, n in counted.items() if n)
             reason = f"interrupted: {who} died mid-call ({call.why}); {len(sent)} requests sent, cost {how}"
+            basis = f"interrupted call: {len(sent)} requests counted, {how}"
+            if counted["worst case"]:
+                basis += " (the worst case of a request whose cost nobody reported)"
         else:
             reason = f"interrupted: {who} died before anything was sent ({call.why}); reservation released"
-        _settle_rows(conn, call.session_id, call.invocation_id, "interrupted", call.reserved, spent, reason)
+            basis = "interrupted call: nothing was sent"
+        _settle_rows(
+            conn, call.session_id, call.invocation_id, "interrupted", call.reserved, spent, reason, basis
+        )
 
 
 def resolve_dead(conn: apsw.Connection, looked_up: dict[str, int] | None = None) -> None:
@@ -258,16 +276,22 @@ def reserve(
 ) -> str | None:
     """Reserve the worst case, or refuse. Returns None when reserved, else the refusal (recorded).
 
-    Dead calls' resolution, the caps, the token's one use and the reservation are one
-    BEGIN IMMEDIATE transaction.
+    Dead calls' resolution, the caps, the one call in flight, the token's one use and the
+    reservation are one BEGIN IMMEDIATE transaction.
     """
     with immediate(conn):
         _resolve_dead(conn, {})
         refusal = None
         if token is not None:
             refusal = confirm_tokens.problem(conn, token, fingerprint, worst_case)
+        use = capsmod.usage(conn, session_id)
+        # a stopped session or a spent call count first: waiting would not change them
         if refusal is None:
-            refusal = capsmod.cap_refusal(capsmod.usage(conn, session_id), worst_case, caps)
+            refusal = capsmod.call_refusal(use, caps)
+        if refusal is None and (flight := leases.in_flight(conn, invocation_id)) is not None:
+            refusal = flight.refusal()
+        if refusal is None:
+            refusal = capsmod.cap_refusal(use, worst_case, caps)
         if refusal is not None:
             _row(conn, session_id, invocation_id, "refusal", 0, refusal)
             _finish(conn, invocation_id, "refused", refusal)
@@ -319,8 +343,12 @@ def settle(
     mode: str | None = None,
     diagnosis: str | None = None,
     overrun: str | None = None,
+    basis: str | None = None,
 ) -> None:
     """Close the reservation with the actual cost; release the rest; record the outcome.
+
+    `basis` says what the amount is when it is not every request's cost as the provider
+    reported it (some counted at their worst case).
 
     `overrun` names a call charged above its own worst case: recorded as an overrun even when
     the run as a whole stayed within its reservation, since the prices no longer hold.
@@ -346,7 +374,16 @@ def settle(
                 )
             return
         _settle_rows(
-            conn, session_id, invocation_id, status, reserved, actual, reason, mode=mode, diagnosis=diagnosis
+            conn,
+            session_id,
+            invocation_id,
+            status,
+            reserved,
+            actual,
+            reason,
+            basis or AS_REPORTED,
+            mode=mode,
+            diagnosis=diagnosis,
         )
         if overrun is not None and actual <= reserved:
             _row(conn, session_id, invocation_id, "overrun", 0, f"{overrun}: session stopped")

@@ -75,6 +75,8 @@ class _Budget:
         self.events: list[str] = []
         # the first call charged above its own worst case: the run stops, the session too
         self.overrun: str | None = None
+        # requests that may have been billed without a usable cost: counted at their worst case
+        self.at_worst_case = 0
 
     def fits(self, worst: int) -> bool:
         return self.overrun is None and self.spent + worst <= self.plan.reserved_micro
@@ -90,8 +92,18 @@ class _Budget:
                 )
         else:
             self.spent += worst
+            self.at_worst_case += 1
             why = completion.cost_problem if completion and completion.cost_problem else "cost not reported"
             self.events.append(f"{what}: {why}, counted at worst case ${worst / 1e6:.6f}")
+
+    def basis(self) -> str | None:
+        """What the spend is when it is not simply the provider's reported costs."""
+        if not self.at_worst_case:
+            return None
+        return (
+            f"provider usage.cost as reported, but {self.at_worst_case} requests at their worst case "
+            "(billed, perhaps, without a usable cost)"
+        )
 
 
 def parse_answer(content: str) -> PanelAnswer:

@@ -18,7 +18,7 @@ import apsw
 from router.breakglass import caps as capsmod
 from router.breakglass import classify as classifier
 from router.breakglass import context as ctxmod
-from router.breakglass import prompt
+from router.breakglass import leases, prompt
 from router.breakglass.gate import EarlierTiers, gate_refusal, problem_statement
 from router.breakglass.prices import PriceError, read_prices
 from router.breakglass.pricing import Estimate, estimate_run, largest_cap_within, max_price, stale_prices
@@ -203,6 +203,8 @@ def prepare(
     use = capsmod.usage(conn, session_id)
     if (reason := capsmod.call_refusal(use, caps_of(settings))) is not None:
         return refused(reason)
+    if (flight := leases.in_flight(conn)) is not None:
+        return refused(flight.refusal())
     fitted, reason = fit_to_limits(prices, out, settings, full, use)
     if fitted is None:
         return refused(reason or "")

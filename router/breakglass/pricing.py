@@ -8,14 +8,16 @@ max_tokens, so the largest max_tokens that fits a limit is one division.
 """
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import ROUND_CEILING, Decimal
 
+from router import clock
 from router.breakglass.prices import ModelPrice, PriceError, decimal_amount
 
 PICO_PER_MICRO = 10**6
 # provider.max_price is quoted in USD per million tokens: pico-dollars per token / 10^6
 PICO_PER_TOKEN_TO_USD_PER_MTOK = Decimal(10) ** 6
+SECONDS_PER_DAY = 86_400
 
 
 def pico_to_micro_ceil(pico: int) -> int:
@@ -139,13 +141,15 @@ def stale_prices(
     prices: dict[str, ModelPrice], models: list[str], max_age_days: float, now: datetime | None = None
 ) -> str | None:
     """A warning naming the models whose price is older than max_age_days, or None."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     old = []
     for model in sorted(set(models)):
         priced = datetime.fromisoformat(prices[model].priced_at.replace("Z", "+00:00"))
-        days = (now - priced).total_seconds() / 86400
+        days = (now - priced).total_seconds() / SECONDS_PER_DAY
         if days > max_age_days:
-            old.append(f"{model} ({days:.0f} days)")
+            # whole days elapsed, as a person counts a price's age: one priced as of a date is
+            # "45 days" old all day long on the 45th day after it, not 46 from noon on
+            old.append(f"{model} ({int(days)} days)")
     if not old:
         return None
     return (

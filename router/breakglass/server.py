@@ -334,12 +334,21 @@ async def break_glass(
             actual=budget_tracker.spent,
             reason="cancelled by the client" if cancelled else f"internal error: {_error_text(exc)}",
             overrun=budget_tracker.overrun,
+            basis=budget_tracker.basis(),
         )
         if cancelled:
             raise
         raise ToolError(f"break-glass failed: {_error_text(exc)}") from exc
 
     panel_answer = result.answer
+    over = result.spent_micro > reserved or budget_tracker.overrun is not None
+    message = result.message
+    if over:
+        message += (
+            f"; charged {usd(result.spent_micro)} against this call's {usd(prepared.budget_micro)} budget "
+            f"and the {usd(reserved)} reserved: the provider billed above the worst case, so session "
+            f"{session} is stopped and its next break-glass call is refused"
+        )
     ledger.settle(
         conn,
         session,
@@ -347,10 +356,11 @@ async def break_glass(
         status=result.status,
         reserved=reserved,
         actual=result.spent_micro,
-        reason=result.message + ("; " + "; ".join(result.events) if result.events else ""),
+        reason=message + ("; " + "; ".join(result.events) if result.events else ""),
         mode=result.mode,
         diagnosis=panel_answer.diagnosis if panel_answer else None,
         overrun=budget_tracker.overrun,
+        basis=budget_tracker.basis(),
     )
     extra: dict[str, Any] = {}
     if panel_answer is not None:
@@ -360,12 +370,11 @@ async def break_glass(
             "alternatives": panel_answer.alternatives,
             "risks": panel_answer.risks,
         }
-    over = result.spent_micro > reserved or budget_tracker.overrun is not None
     return _result(
         prepared,
         invocation_id,
         result.status,
-        result.message,
+        message,
         _cost(prepared, reserved, result.spent_micro, over),
         mode=result.mode,
         **extra,

@@ -19,7 +19,6 @@ from pydantic import ValidationError
 
 from router.catalog.models import ROUTER_FIELDS, SeedFile
 from router.errors import SeedError
-from router.facade.backend_watch import fetch_tool_list
 from router.facade.placeholders import Placeholders
 from router.files import write_atomically
 from router.hashing import content_hash
@@ -121,6 +120,10 @@ async def harvest(
             raise SeedError(f"{seed_file}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
     else:
         seed = new_seed(server, f"harvested live: tools/list of {describe_launch(server)}")
+    # imported here: the rest of this module (merging, seed files) serves `import` and `add`,
+    # whose modules `servers` and `--help` load too, without the MCP client
+    from router.facade.backend_watch import fetch_tool_list
+
     live_tools = await fetch_tool_list(server, servers, placeholders)
     write_checked_seed(seed_file, merge(seed, live_tools, accept_changed, report))
     return report

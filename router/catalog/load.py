@@ -24,6 +24,7 @@ from router.catalog.sources import (
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
+from router.wording import counted
 
 # A user catalog line without these gets them from here.
 DEFAULT_USER_PROFILE = "custom"
@@ -98,7 +99,7 @@ class LoadSummary:
     def one_line(self) -> str:
         parts = ", ".join(f"{p} {n}" for p, n in sorted(self.tools_per_profile.items()))
         return (
-            f"catalog: {self.total} tools ({parts}); "
+            f"catalog: {counted(self.total, 'tool')} ({parts}); "
             f"{self.added} added, {self.changed} changed, {self.removed} removed"
             + (f"; {self.embedded} embedded" if self.embedded else "")
         )

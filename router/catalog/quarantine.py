@@ -20,11 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
-import mcp_types as types
-from pydantic import ValidationError
 
-from router.catalog.models import CatalogTool
-from router.catalog.sources import LENIENT
 from router.clock import utc_now_iso
 from router.db import PerConnection, catalog_version, immediate
 from router.facade import audit
@@ -71,17 +67,31 @@ class CheckReport:
     new: list[str] = field(default_factory=list)
 
 
+def _as_listed(raw_tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool as the SDK's Tool type reads it. Imported here: search reads this module's
+    quarantine rows, and the SDK's types (and the catalog's models) would double the start-up
+    of every command that searches (`context-router search` and `inspect`)."""
+    import mcp_types
+
+    return mcp_types.Tool.model_validate(raw_tool).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def live_definition_hash(raw_tool: dict[str, Any]) -> str | None:
     """The catalog's hash of a tool as a server lists it (None: not a tool the catalog takes)."""
+    from pydantic import ValidationError
+
+    from router.catalog.models import CatalogTool
+    from router.catalog.sources import LENIENT
+
     try:
-        listed = types.Tool.model_validate(raw_tool).model_dump(by_alias=True, exclude_none=True, mode="json")
+        listed = _as_listed(raw_tool)
         return content_hash(CatalogTool.model_validate(listed, context=LENIENT).mcp_definition())
     except (ValidationError, ValueError, TypeError):
         return None
 
 
 def _changed_fields(row: dict[str, Any], raw_tool: dict[str, Any]) -> str:
-    listed = types.Tool.model_validate(raw_tool).model_dump(by_alias=True, exclude_none=True, mode="json")
+    listed = _as_listed(raw_tool)
     changed = []
     for key, column in COMPARED_COLUMNS.items():
         stored = row[column]

@@ -21,9 +21,7 @@ from jsonschema import (
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-DEFAULT_DRAFT = "draft2020-12"
-# arguments of a tool whose schema no validator accepts are forwarded unchecked
-UNCHECKED = "unchecked"
+from router.catalog.draft_keys import DEFAULT_DRAFT, UNCHECKED
 
 VALIDATORS: dict[str, type[Validator]] = {
     "draft4": Draft4Validator,

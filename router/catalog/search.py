@@ -21,7 +21,7 @@ UNAVAILABLE_PENALTY, then the name.
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 
 import apsw
@@ -105,7 +105,8 @@ SELECT id, bm25 FROM (
       AND (:unfiltered OR EXISTS (
             SELECT 1 FROM v_search f WHERE f.id = tools_fts.rowid
             AND (:profile IS NULL OR f.profile = :profile)
-            AND (:may_call_mutating OR f.mutating = 0)))
+            AND (:may_call_mutating OR f.mutating = 0)
+            AND f.server NOT IN (SELECT value FROM json_each(:hidden))))
     LIMIT :scan_cap)
 ORDER BY bm25 DESC, id
 LIMIT :pool
@@ -140,6 +141,7 @@ FROM json_each(:ids) c
 CROSS JOIN v_search v ON v.id = c.value
 WHERE (:profile IS NULL OR v.profile = :profile)
   AND (:may_call_mutating OR v.mutating = 0)
+  AND v.server NOT IN (SELECT value FROM json_each(:hidden))
 """
 TRIGGER_BIT, BOOST_BIT = 1, 2
 HITS_SQL = _HITS_TEMPLATE.format(
@@ -258,6 +260,8 @@ def search(
     # the breaker's window: callers that read the servers config pass its breaker_open_s
     breaker_open_s: float = OPEN_SECONDS,
     unavailable: Mapping[str, str] | None = None,
+    hidden_servers: Collection[str] = (),
+    callable_limit: bool = False,
     semantic: bool = True,
 ) -> list[SearchHit]:
     """The best `limit` tools for `query`, best first (ties by name).
@@ -266,7 +270,10 @@ def search(
     them). A tool whose breaker opened less than `breaker_open_s` before `now` (unix
     seconds, default: the clock), whose server is a key of `unavailable` (server name →
     why it cannot be called here), or that is quarantined (router/catalog/quarantine.py)
-    comes back with available=False and the reason, ranked UNAVAILABLE_PENALTY lower.
+    comes back with available=False and the reason, ranked UNAVAILABLE_PENALTY lower. The
+    tools of `hidden_servers` are never hits (the user's [search] settings). callable_limit
+    counts only callable hits toward `limit` (the agent's page, router/facade/search_page.py):
+    the uncallable ones ranked among them come too, as many as the scored pool holds.
     semantic=False ranks by the words alone (as does a catalog the model has not embedded).
     """
     words = query_words(conn, query)
@@ -280,7 +287,8 @@ def search(
     filters = {
         "profile": profile,
         "may_call_mutating": bool(may_call_mutating),
-        "unfiltered": profile is None and bool(may_call_mutating),
+        "hidden": json.dumps(sorted(hidden_servers), ensure_ascii=False),
+        "unfiltered": profile is None and bool(may_call_mutating) and not hidden_servers,
     }
     pool_size = limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN)
     pool = _scored_pool(conn, match_plan, config, pool_size, filters)
@@ -327,5 +335,18 @@ def search(
     ranked.sort(key=lambda pair: pair[0])
     return [
         SearchHit(name, hit_profile, summary, score, reason is None, reason, parts if explain else None)
-        for _, (name, hit_profile, summary, score, reason, parts) in ranked[:limit]
+        for _, (name, hit_profile, summary, score, reason, parts) in _cut(ranked, limit, callable_limit)
     ]
+
+
+def _cut(ranked: list, limit: int, callable_limit: bool) -> list:
+    """The first `limit` of the ranked pool; with callable_limit, as far down it as holds
+    `limit` callable ones (those that cannot be called ranked among them come along)."""
+    if not callable_limit:
+        return ranked[:limit]
+    callable_seen = 0
+    for end, (_, (*_, reason, _parts)) in enumerate(ranked, start=1):
+        callable_seen += reason is None
+        if callable_seen == limit:
+            return ranked[:end]
+    return ranked

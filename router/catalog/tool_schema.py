@@ -7,21 +7,24 @@ from typing import Any
 
 import apsw
 
-from router.catalog.schema_drafts import DEFAULT_DRAFT, UNCHECKED
+from router.catalog.draft_keys import DEFAULT_DRAFT, UNCHECKED
 from router.db import query_dicts
 from router.errors import UnknownToolError, echo
 
 INSPECT_SQL = "SELECT * FROM v_tool_schema WHERE name = :name"
 
 
-def inspect_tool(conn: apsw.Connection, tool_name: str) -> dict[str, Any]:
+def inspect_tool(
+    conn: apsw.Connection, tool_name: str, *, finder: str = "mcp_search_tools"
+) -> dict[str, Any]:
     """The tool's definition; title and outputSchema only when the backend gives them (the
-    answer lands in a model's context, where an empty key is tokens spent on nothing)."""
+    answer lands in a model's context, where an empty key is tokens spent on nothing).
+
+    finder: what an unknown name's error says to search with (a model has mcp_search_tools,
+    a person at a terminal `context-router search`)."""
     rows = query_dicts(conn, INSPECT_SQL, {"name": tool_name})
     if not rows:
-        raise UnknownToolError(
-            f"no tool named {echo(tool_name)} in the catalog; use mcp_search_tools to find one"
-        )
+        raise UnknownToolError(f"no tool named {echo(tool_name)} in the catalog; use {finder} to find one")
     row = rows[0]
     definition: dict[str, Any] = {"name": row["name"]}
     if row["title"] is not None:

@@ -5,6 +5,7 @@ keys: `mcp` (OpenCode), `servers` (VS Code), `mcpServers` / `projects` (Claude D
 Claude Code, Cursor).
 """
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ class ClientConfigError(RouterError):
     pass
 
 
+_JSON5_PLACE = re.compile(r"^<string>:(\d+) ")
+
+
 def read_client_config(path: Path) -> tuple[str, list[ClientServer]]:
     """(format, servers) of one client config file."""
     try:
@@ -26,7 +30,9 @@ def read_client_config(path: Path) -> tuple[str, list[ClientServer]]:
     except FileNotFoundError:
         raise ClientConfigError(f"{path}: file not found") from None
     except ValueError as exc:
-        raise ClientConfigError(f"{path}: not JSON (or JSON with comments): {exc}") from None
+        # json5 calls the text it parsed "<string>" ('<string>:7 Unexpected "," at column 18')
+        where = _JSON5_PLACE.sub(r"line \1: ", str(exc))
+        raise ClientConfigError(f"{path}: not JSON (or JSON with comments): {where}") from None
     if not isinstance(document, dict):
         raise ClientConfigError(f"{path}: expected a JSON object")
     if isinstance(document.get("mcp"), dict):

@@ -12,6 +12,7 @@ from router.commands import add_db_option, add_servers_option
 from router.db import connect
 from router.paths import SEEDS_DIR, resolve_db_path, servers_files, user_seeds_dir
 from router.servers import load_servers
+from router.wording import counted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -101,7 +102,7 @@ def build_catalog(
         conn.close()
     elapsed_ms = (time.perf_counter() - started) * 1000
     notes = "".join(f"\n  {note}" for note in summary.notes)
-    return f"{summary.one_line()}; {price_count} model prices in {elapsed_ms:.0f} ms{notes}"
+    return f"{summary.one_line()}; {counted(price_count, 'model price')} in {elapsed_ms:.0f} ms{notes}"
 
 
 def load_default_catalog(db_path: Path, servers: list[Path] | None = None) -> str:

@@ -15,6 +15,7 @@ from router.catalog.evaluation import RANK_DEPTH, quality, read_query_file, rout
 from router.commands import add_db_option
 from router.db import connect
 from router.paths import resolve_db_path
+from router.wording import counted
 
 # Tool names in a query file that the catalog does not hold: shown, since they are usually
 # typos or a catalog that was not loaded, and they silently cap every metric.
@@ -40,12 +41,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     queries = read_query_file(args.queries, need_relevant=True)
-    conn = connect(resolve_db_path(args.db))
+    conn = connect(resolve_db_path(args.db), create=False)
     names = sorted({name for line in queries for name in line.relevant})
     unknown = [row[0] for row in conn.execute(UNKNOWN_NAMES_SQL, {"names": json.dumps(names)})]
     if unknown:
         shown = ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else "")
-        print(f"warning: {len(unknown)} relevant tool names are not in the catalog: {shown}", file=sys.stderr)
+        print(
+            f"warning: {counted(len(unknown), 'relevant tool name')} not in the catalog: {shown}",
+            file=sys.stderr,
+        )
     rows = {}
     for label, semantic in (("hybrid", True), ("lexical", False)):
         ranker = router_ranker(conn, profile=args.profile, limit=RANK_DEPTH, semantic=semantic)

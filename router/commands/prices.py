@@ -9,6 +9,7 @@ from router.clock import utc_iso, utc_now_iso
 from router.commands import add_db_option
 from router.db import connect
 from router.paths import resolve_db_path
+from router.wording import counted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         prices = parse_prices(args.from_file)
         priced_at = _as_of(args.as_of) if args.as_of else file_priced_at(args.from_file)
     count = write_prices(connect(resolve_db_path(args.db)), prices, priced_at)
-    print(f"{count} model prices from {source} (priced {priced_at})")
+    print(f"{counted(count, 'model price')} from {source} (priced {priced_at})")
     if prices.skipped:
         print(f"skipped {len(prices.skipped)}: {', '.join(prices.skipped)}")
     return 0

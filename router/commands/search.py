@@ -12,11 +12,18 @@ from pathlib import Path
 
 from router.availability import Availability
 from router.catalog.evaluation import QueryLineError, query_line
-from router.catalog.search import DEFAULT_LIMIT, check_limit, search
+from router.catalog.search import (
+    DEFAULT_LIMIT,
+    UNAVAILABLE_PENALTY,
+    SearchHit,
+    check_limit,
+    search,
+)
 from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option, add_servers_option
 from router.db import catalog_size, connect
 from router.errors import QueryError, RouterError
+from router.facade.search_page import compact_json, note_not_searched, page_for_query, page_tokens
 from router.paths import resolve_db_path, servers_files
 from router.servers import load_servers
 
@@ -37,6 +44,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--explain", action="store_true", help="show each hit's score parts (trigger, bm25, boost, semantic)"
     )
     search_parser.add_argument(
+        "--page",
+        action="store_true",
+        help="print the page mcp_search_tools gives an agent (compact JSON; its token count on stderr)",
+    )
+    search_parser.add_argument(
         "--batch",
         metavar="QUERIES.jsonl",
         type=Path,
@@ -46,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     inspect_parser = subparsers.add_parser("inspect", help="show one tool's full definition")
     add_db_option(inspect_parser)
+    add_servers_option(inspect_parser)
     inspect_parser.add_argument("tool", help="catalog tool name")
     inspect_parser.set_defaults(handler=run_inspect)
 
@@ -53,10 +66,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_search(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.batch is None):
         raise QueryError("give either a query or --batch QUERIES.jsonl (not both)")
-    conn = connect(resolve_db_path(args.db))
+    conn = connect(resolve_db_path(args.db), create=False)
     if args.batch is not None:
         return run_batch(conn, args)
     servers = load_servers(servers_files(args.servers))
+    # what a router on these servers files marks: what cannot be called here, and why
+    unavailable = Availability().unavailable(conn, servers, Path.cwd().resolve())
     hits = search(
         conn,
         args.query,
@@ -64,8 +79,8 @@ def run_search(args: argparse.Namespace) -> int:
         limit=args.limit,
         explain=args.explain,
         breaker_open_s=servers.defaults.breaker_open_s,
-        # what a router on these servers files marks: what cannot be called here, and why
-        unavailable=Availability().unavailable(conn, servers),
+        unavailable=unavailable,
+        hidden_servers=servers.search.not_searched(unavailable),
     )
     if not hits and catalog_size(conn) == 0:
         print(
@@ -74,22 +89,46 @@ def run_search(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if args.page:
+        page = page_for_query(
+            conn,
+            args.query,
+            limit=args.limit,
+            unavailable=unavailable,
+            settings=servers.search,
+            profile=args.profile,
+            breaker_open_s=servers.defaults.breaker_open_s,
+        )
+        print(compact_json(page))
+        sys.stdout.flush()
+        print(f"({page_tokens(page)} tokens, cl100k)", file=sys.stderr)
+        return 0
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0
     for rank, hit in enumerate(hits, start=1):
-        unavailable = f"  (unavailable: {hit.unavailable_reason})" if not hit.available else ""
-        print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {hit.score:.2f}{unavailable}\n    {hit.summary}")
+        print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {_shown_score(hit)}\n    {hit.summary}")
         if hit.explain is not None:
             e = hit.explain
             named = "  (the query names this tool: ranked first)" if e.exact_name else ""
+            penalty = "" if hit.available else f" - unavailable {UNAVAILABLE_PENALTY:.2f}"
             print(
                 f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}"
-                f" + semantic {e.semantic:.2f}{named}"
+                f" + semantic {e.semantic:.2f}{penalty}{named}"
             )
     if not hits:
         print("no matching tools")
     return 0
+
+
+def _shown_score(hit: SearchHit) -> str:
+    """The score the order follows: an unavailable tool's with its penalty taken off, shown."""
+    if hit.available:
+        return f"{hit.score:.2f}"
+    ranked = hit.score - UNAVAILABLE_PENALTY
+    return (
+        f"{ranked:.2f} (= {hit.score:.2f} - {UNAVAILABLE_PENALTY:.2f} unavailable: {hit.unavailable_reason})"
+    )
 
 
 # How much of a bad input line an error line echoes back.
@@ -155,6 +194,10 @@ def run_batch(conn, args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    conn = connect(resolve_db_path(args.db))
-    print(json.dumps(inspect_tool(conn, args.tool), ensure_ascii=False, indent=2))
+    conn = connect(resolve_db_path(args.db), create=False)
+    definition = inspect_tool(conn, args.tool, finder="`context-router search QUERY`")
+    servers = load_servers(servers_files(args.servers))
+    unavailable = Availability().unavailable(conn, servers, Path.cwd().resolve())
+    definition = note_not_searched(definition, servers.search, unavailable)
+    print(json.dumps(definition, ensure_ascii=False, indent=2))
     return 0

@@ -15,6 +15,7 @@ from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
 from router.paths import resolve_db_path, servers_files, user_servers_file
 from router.servers import load_servers
+from router.wording import counted
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
 
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workspace",
         metavar="DIR",
         type=Path,
-        help="directory backends work in, ${WORKSPACE} in servers.toml (default: working directory)",
+        help="directory backends work in, ${WORKSPACE} in servers.toml, for a client that declares "
+        "no MCP roots (default: working directory)",
     )
     parser.add_argument(
         "--http",
@@ -91,7 +93,7 @@ def _check_startup(options) -> None:
 
 def ready_lines(options, listening: str) -> list[str]:
     """What serve says on stderr once it is about to serve: a first look for a new user."""
-    from router.availability import CATALOG_SERVERS_SQL, unavailable_servers
+    from router.availability import CATALOG_SERVERS_SQL, unavailable_servers, workspace_problem
     from router.db import catalog_size, connect
 
     conn = connect(options.db_path)
@@ -100,14 +102,19 @@ def ready_lines(options, listening: str) -> list[str]:
         servers = [name for (name,) in conn.execute(CATALOG_SERVERS_SQL)]
     finally:
         conn.close()
-    unavailable = unavailable_servers(options.servers, servers)
+    unavailable = unavailable_servers(options.servers, servers, workspace=options.workspace)
     callable_servers = [name for name in servers if name not in unavailable]
     role = options.role.name if options.role is not None else "named by each request"
     lines = [
-        f"context-router serve: ready on {listening}: {options.db_path} ({tools} tools; "
-        f"{len(callable_servers)} of {len(servers)} servers callable: {', '.join(callable_servers) or 'none'}); "
+        f"context-router serve: ready on {listening}: {options.db_path} ({counted(tools, 'tool')}; "
+        f"{len(callable_servers)} of {counted(len(servers), 'server')} callable: {', '.join(callable_servers) or 'none'}); "
         f"role {role}"
     ]
+    for name in servers:  # said before any call: a client without roots cannot use it
+        server = options.servers.servers.get(name)
+        problem = workspace_problem(server, options.workspace) if server is not None else None
+        if problem is not None and unavailable.get(name) == problem:
+            lines.append(f"context-router serve: {name} is unavailable: {problem}")
     if tools == 0:
         lines.append(
             f"context-router serve: WARNING: the catalog in {options.db_path} is empty: every search "

@@ -9,22 +9,19 @@ undoes that; a shipped server is switched off instead (`enabled = false` in the 
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import anyio
 
-from router.catalog.harvest import describe_launch
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
 from router.commands import add_db_option, add_servers_option
-from router.commands.catalog import load_default_catalog
 from router.commands.servers_status import print_status
 from router.commands.setup import STARTER_SERVERS
 from router.db import connect
 from router.errors import RouterError
-from router.facade.backend_watch import fetch_tool_list
-from router.facade.placeholders import Placeholders, default_data_dir
 from router.paths import (
     SEEDS_DIR,
     SERVERS_ENV_VAR,
@@ -42,8 +39,9 @@ from router.server_setup import (
     tool_names_by_server,
     write_user_seed,
 )
-from router.servers import ServerConfig, load_servers
+from router.servers import SEARCH_ALL, SEARCH_CALLABLE, ServerConfig, load_servers
 from router.user_servers import UserServersFile
+from router.wording import counted
 
 DEFAULT_PROFILE = "custom"
 
@@ -57,7 +55,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_db_option(status)
     add_servers_option(status)
     status.add_argument("--json", action="store_true", help="JSON instead of lines")
-    status.set_defaults(handler=lambda args: print_status(args.db, args.servers, args.json))
+    status.add_argument(
+        "--workspace",
+        metavar="DIR",
+        type=Path,
+        help="the workspace servers would run in, as serve --workspace (default: working directory)",
+    )
+    status.add_argument(
+        "--search",
+        choices=[SEARCH_ALL, SEARCH_CALLABLE],
+        help=f"which servers search offers: {SEARCH_ALL} (the default: a better match that cannot be "
+        f"called here is named, once per server, with why) or {SEARCH_CALLABLE} (only servers "
+        "callable here); kept in your servers file",
+    )
+    status.add_argument(
+        "--hide", metavar="NAME", nargs="+", default=[], help="never search these servers' tools"
+    )
+    status.add_argument("--show", metavar="NAME", nargs="+", default=[], help="search these servers again")
+    status.set_defaults(handler=run_servers)
 
     add = subparsers.add_parser(
         "add",
@@ -121,6 +136,36 @@ def _common_setup_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# --- servers: the list, and which servers search offers -----------------------------------
+
+
+def run_servers(args: argparse.Namespace) -> int:
+    if args.search or args.hide or args.show:
+        print(set_search(args.servers, args.search, args.hide, args.show))
+    return print_status(args.db, args.servers, args.json, (args.workspace or Path.cwd()).resolve())
+
+
+def set_search(cli_servers: list[Path] | None, scope: str | None, hide: list[str], show: list[str]) -> str:
+    """Write [search] into the user's servers file (a running router reads it within a
+    second); what it now says."""
+    target, lower = _writable_layer(cli_servers)
+    file = UserServersFile(target, STARTER_SERVERS)
+    config = load_servers([*lower, target] if target.exists() else lower)
+    hidden = set(file.hidden())
+    known = set(config.servers) | set(config.disabled) | hidden
+    unknown = sorted(set(hide) - known) + sorted(set(show) - known)
+    if unknown:
+        raise RouterError(
+            f"no server named {', '.join(map(repr, unknown))} in {target} or the shipped servers"
+        )
+    if scope is not None:
+        file.set_search_scope(scope)
+    file.set_hidden(sorted((hidden | set(hide)) - set(show)))
+    file.save(lower)
+    search = load_servers([*lower, target]).search
+    return f"{target}: search offers {search.servers} servers; hidden: {', '.join(search.hidden) or 'none'}"
+
+
 # --- add and import -----------------------------------------------------------------------
 
 
@@ -147,10 +192,21 @@ def _writable_layer(cli_servers: list[Path] | None) -> tuple[Path, list[Path]]:
     return user_servers_file(), [SHIPPED_SERVERS_FILE]
 
 
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def setup_servers(
     args: argparse.Namespace, candidates: list[tuple[ServerConfig, str, list[str]]]
 ) -> list[SetupOutcome]:
     """Start, list, seed and declare each candidate; reload the catalog once at the end."""
+    # imported here: the MCP client (the SDK) and the catalog loader are what `servers` and
+    # `--help` must not load
+    from router.catalog.harvest import describe_launch
+    from router.commands.catalog import load_default_catalog
+    from router.facade.backend_watch import fetch_tool_list
+    from router.facade.placeholders import Placeholders, default_data_dir
+
     target, lower = _writable_layer(args.servers)
     file = UserServersFile(target, STARTER_SERVERS)
     db_path = resolve_db_path(args.db)
@@ -162,9 +218,14 @@ def setup_servers(
     taken: set[str] = set()
     try:
         names_by_server = tool_names_by_server(conn, [SEEDS_DIR, user_seeds_dir()])
-        for server, source, messages in candidates:
+        for number, (server, source, messages) in enumerate(candidates, start=1):
             outcome = SetupOutcome(server.name, messages=messages)
             outcomes.append(outcome)
+            # progress on stderr: starting a server can take its whole start-up timeout, and
+            # stdout stays the report a script reads. The program only: its arguments or URL
+            # may carry a token
+            how = f"starting {server.command}" if server.command else "connecting over HTTP"
+            progress(f"[{number}/{len(candidates)}] {server.name}: {how} for its tools/list")
             try:
                 tools = anyio.run(fetch_tool_list, server, config, placeholders)
             except RouterError as exc:
@@ -193,7 +254,8 @@ def setup_servers(
         if args.keep_secrets:
             file.keep_private()
         file.save(lower)
-        print(f"{target}: {sum(o.error is None for o in outcomes)} servers declared")
+        print(f"{target}: {counted(sum(o.error is None for o in outcomes), 'server')} declared")
+        progress(f"reloading the catalog in {db_path}")
         print(f"{db_path}: {load_default_catalog(db_path, [*lower, target])}")
     return outcomes
 
@@ -214,6 +276,8 @@ def run_add(args: argparse.Namespace) -> int:
         server = _as_config(entry, profile=args.profile, install=args.install)
     except ValueError as exc:
         raise RouterError(f"add {args.name}: {exc}") from None
+    if server.name != args.name:
+        messages.insert(0, _declared_as(args.name, server.name))
     [outcome] = setup_servers(args, [(server, "context-router add", messages)])
     print("\n".join(outcome.lines()))
     return 0 if outcome.error is None else 1
@@ -236,7 +300,7 @@ def run_import(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     for path in files:
         kind, entries = read_client_config(path)
-        print(f"{path}: {kind} config, {len(entries)} servers")
+        print(f"{path}: {kind} config, {counted(len(entries), 'server')}")
         for entry in entries:
             if args.only and entry.name not in args.only:
                 continue
@@ -258,10 +322,19 @@ def run_import(args: argparse.Namespace) -> int:
     return 0 if outcomes and all(o.error is None for o in outcomes) else 1
 
 
+def _declared_as(given: str, declared: str) -> str:
+    return (
+        f"declared as {declared!r} ({given!r} is not a server name: a name keeps letters, digits "
+        f"and _ . -); remove it with: context-router remove {declared}"
+    )
+
+
 # --- remove -------------------------------------------------------------------------------
 
 
 def run_remove(args: argparse.Namespace) -> int:
+    from router.commands.catalog import load_default_catalog
+
     target, lower = _writable_layer(args.servers)
     file = UserServersFile(target, STARTER_SERVERS)
     shipped = load_servers(lower)
@@ -273,6 +346,11 @@ def run_remove(args: argparse.Namespace) -> int:
     elif file.declares(name):
         file.remove(name)
         what = f"removed {name} from {target}"
+    elif server_name(name) != name and file.declares(server_name(name)):
+        raise RouterError(
+            f"no server named {name!r} in {target} or the shipped servers: "
+            f"{_declared_as(name, server_name(name))}"
+        )
     else:
         raise RouterError(f"no server named {name!r} in {target} or the shipped servers")
     file.save(lower)

@@ -15,6 +15,7 @@ from router.paths import resolve_db_path, servers_files
 from router.process_start import still_running
 from router.programs import resolve_command
 from router.servers import load_servers
+from router.wording import counted
 
 TOOLS_PER_SERVER_SQL = "SELECT server, count(*) FROM tools GROUP BY server"
 QUARANTINED_PER_SERVER_SQL = "SELECT server, count(*) FROM tool_quarantine GROUP BY server"
@@ -29,9 +30,9 @@ SELECT server, state, opened_at, last_error FROM v_backend_breaker_state WHERE s
 RUNS_SQL = "SELECT server, router_pid, backend_pid, backend_start FROM backend_runs"
 
 
-def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, Any]]:
+def server_rows(db: str | None, servers: list[Path] | None, workspace: Path) -> list[dict[str, Any]]:
     config = load_servers(servers_files(servers))
-    conn = connect(resolve_db_path(db))
+    conn = connect(resolve_db_path(db), create=False)
     try:
         tools = _counts(conn, TOOLS_PER_SERVER_SQL)
         quarantined = _counts(conn, QUARANTINED_PER_SERVER_SQL)
@@ -45,6 +46,8 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
         conn.close()
     names = sorted(set(config.servers) | set(config.disabled) | set(tools))
     rows = []
+    problems = {name: server_problem(server, workspace=workspace) for name, server in config.servers.items()}
+    uncallable = {name for name in names if problems.get(name, "not declared") is not None}
     for name in names:
         server = config.servers.get(name)
         row: dict[str, Any] = {"server": name, "tools": tools.get(name, 0)}
@@ -61,13 +64,14 @@ def server_rows(db: str | None, servers: list[Path] | None) -> list[dict[str, An
             else:
                 row["program"] = f"{server.url} (HTTP)"
                 row["running"] = "n/a (an HTTP server runs on its own)"
-            row["problem"] = server_problem(server)
+            row["problem"] = problems[name]
             row["installed"] = row["problem"] is None
         row["quarantined"] = quarantined.get(name, 0)
-        row["breaker"] = f"open for {breakers[name]} tools" if name in breakers else "closed"
+        row["breaker"] = f"open for {counted(breakers[name], 'tool')}" if name in breakers else "closed"
         state, opened_at, last_error = server_breakers.get(name, ("closed", None, None))
         row["server_breaker"] = state if opened_at is None else f"{state} since {opened_at}"
         row["server_breaker_error"] = last_error
+        row["searched"] = config.search.why_not_searched(name, uncallable) or "yes"
         rows.append(row)
     return rows
 
@@ -76,18 +80,19 @@ def _counts(conn: Any, sql: str) -> dict[str, int]:
     return {str(server): int(count) for server, count in conn.execute(sql)}
 
 
-def print_status(db: str | None, servers: list[Path] | None, as_json: bool) -> int:
-    rows = server_rows(db, servers)
+def print_status(db: str | None, servers: list[Path] | None, as_json: bool, workspace: Path) -> int:
+    rows = server_rows(db, servers, workspace)
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
     for row in rows:
         state = "installed" if row["installed"] else "NOT AVAILABLE"
         print(
-            f"{row['server']}: {state}; {row['tools']} tools; running: {row['running']}; "
+            f"{row['server']}: {state}; {counted(row['tools'], 'tool')}; running: {row['running']}; "
             f"breaker {row['breaker']}; server breaker {row['server_breaker']}"
         )
         print(f"    declared: {row['declared']}")
+        print(f"    searched: {row['searched']}")
         if row["program"]:
             print(f"    program:  {row['program']}")
         if row["problem"]:

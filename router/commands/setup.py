@@ -10,7 +10,6 @@ from pathlib import Path
 
 from router import __version__
 from router.commands import add_db_option, add_servers_option
-from router.commands.catalog import load_default_catalog
 from router.files import write_atomically
 from router.paths import (
     CHECKOUT_ROOT,
@@ -48,6 +47,12 @@ STARTER_SERVERS = """\
 # Switch a shipped server off:
 #   [servers.fetch]
 #   enabled = false
+#
+# Which servers search offers (context-router servers --search callable, --hide/--show NAME):
+#   [search]
+#   servers = "callable"    # only those callable here; "all" (the default) also names, once
+#                           # per server, the better matches you cannot call yet and why
+#   hidden = ["blender"]    # never searched (inspect still finds them)
 """
 
 
@@ -110,6 +115,10 @@ def run_paths(args: argparse.Namespace) -> int:
 
 
 def run_init(args: argparse.Namespace) -> int:
+    # imported here: the catalog loader brings the seed models and jsonschema, which `paths`
+    # (in this module) must not pay for
+    from router.commands.catalog import load_default_catalog
+
     servers_file = user_servers_file()
     if servers_file.exists():
         print(f"kept {servers_file} (it exists)")

@@ -32,6 +32,8 @@ MISSING_PROGRAM = "missing_program"
 BACKEND_FAILED = "backend_failed"
 TIMEOUT = "timeout"
 INTERRUPTED = "interrupted"
+# the backend exited cleanly (status 0) after the call was written to it, without answering
+NOT_COMPLETED = "not_completed"
 INTERNAL_ERROR = "internal_error"  # a bug in the router, not the caller's or backend's doing
 DATABASE_BUSY = "database_busy"  # another process held the write lock past the call's wait
 INVALID_REQUEST = "invalid_request"  # a request line that is not JSON-RPC (answered -32700/-32600)
@@ -41,8 +43,7 @@ MAX_ERROR_CHARS = 1000
 
 # Added to a call's backend timeouts for its deadline: the router's own work around the
 # backend (catalog and breaker rows, finishing this row) takes milliseconds, but a write may
-# wait for another process's lock. Too short, and a slow but live call reads 'interrupted'
-# (as does a call queued behind another's cold start that timed out: it pays a second start);
+# wait for another process's lock. Too short, and a slow but live call reads 'interrupted';
 # such a row is still finished, with its real outcome, when the call ends.
 DEADLINE_GRACE_S = 5.0
 
@@ -57,6 +58,10 @@ FINISH = """
 UPDATE audit SET finished_at = :finished_at, outcome = :outcome, latency_ms = :latency_ms,
                  error = :error, read_only_source = :read_only_source
 WHERE id = :id
+"""
+
+EXTEND_DEADLINE = """
+UPDATE audit SET deadline_at = :deadline_at WHERE id = :id AND finished_at IS NULL
 """
 
 INSERT_FINISHED = """
@@ -118,6 +123,13 @@ def start(
     return conn.last_insert_rowid()
 
 
+def extend_deadline(conn: apsw.Connection, row_id: int, *, within_s: float) -> None:
+    """The call's router works on it longer (it sends it again): its deadline moves to
+    `within_s` (plus the grace) from now, so the row keeps reading 'in_flight'."""
+    _, deadline_at = utc_now_and_after(within_s + DEADLINE_GRACE_S)
+    conn.execute(EXTEND_DEADLINE, {"id": row_id, "deadline_at": deadline_at})
+
+
 def finish(
     conn: apsw.Connection,
     row_id: int,
@@ -153,14 +165,19 @@ def record(
     outcome: str,
     latency_ms: float,
     error: str | None,
+    started_at: str | None = None,
+    finished_at: str | None = None,
 ) -> None:
-    """One finished row, for meta-tools that answer from the catalog (nothing to interrupt)."""
-    now = utc_now_iso()
+    """One finished row, for meta-tools that answer from the catalog (nothing to interrupt)
+    and calls refused before their 'started' row could be written. Pass the times when the
+    row may be queued behind another process's lock (it is written later); without them it
+    is stamped now, and started_at defaults to finished_at."""
+    finished_at = finished_at or utc_now_iso()
     conn.execute(
         INSERT_FINISHED,
         {
-            "started_at": now,
-            "finished_at": now,
+            "started_at": started_at or finished_at,
+            "finished_at": finished_at,
             **_call_columns(session_id, role, meta_tool, target, arguments),
             "outcome": outcome,
             "latency_ms": latency_ms,

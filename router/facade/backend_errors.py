@@ -9,10 +9,14 @@ class BackendError(RouterError):
     """A backend could not serve a call; counts as a failure for the circuit breaker.
 
     `process_failure`: the backend's process itself failed (it did not start, crashed or
-    hung), which counts against the whole backend, not only the tool called."""
+    hung), which counts against the whole backend, not only the tool called.
+    `counted_by_call`: the call that hears of it counts it on the breakers; False for a
+    failed start (counted once, by the start, however many calls waited for it) and for a
+    clean exit (no failure at all)."""
 
     outcome = audit.BACKEND_FAILED
     process_failure = False
+    counted_by_call = True
 
 
 class MissingProgramError(BackendError):
@@ -35,6 +39,22 @@ class BackendCrashedError(BackendError):
     """The process exited (or closed its stdout) while a call was in flight."""
 
     process_failure = True
+
+
+class BackendStoppedError(BackendError):
+    """A start the router itself ended (the declaration changed, the router is stopping)
+    before it finished: not the backend's failure."""
+
+    counted_by_call = False
+
+
+class BackendExitedError(BackendError):
+    """The process exited on its own with status 0 after a call was written to it, without
+    answering: a clean exit is not a crash and never counts toward a breaker, but the call
+    was not completed (a read-only one is sent again, once, to a new process)."""
+
+    outcome = audit.NOT_COMPLETED
+    counted_by_call = False
 
 
 class UnsetVariableError(BackendError):

@@ -52,6 +52,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 EXIT_AFTER_STDIN_CLOSE_S = 2.0
 EXIT_AFTER_SIGTERM_S = 2.0
 REAP_AFTER_SIGKILL_S = 2.0
+# The longest stopping a backend can take (the orphan sweep after it is a /proc scan).
+LONGEST_STOP_S = EXIT_AFTER_STDIN_CLOSE_S + EXIT_AFTER_SIGTERM_S + REAP_AFTER_SIGKILL_S
 
 
 def _closed() -> MCPError:
@@ -263,10 +265,19 @@ class BackendProcess:
     process: asyncio.subprocess.Process
     exited: asyncio.Event
     tag: str
+    # it answered initialize: stopping it starts with the spec's gentle step (stdin closed);
+    # a start that never got that far has no session to wind down and is signalled at once
+    initialized: bool = False
+    # the router began stopping it while it still ran: an exit after that is the router's doing
+    stopped_by_router: bool = False
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def exited_cleanly(self) -> bool:
+        """It exited on its own, before the router stopped it, with status 0."""
+        return self.exited.is_set() and not self.stopped_by_router and self.process.returncode == 0
 
 
 @asynccontextmanager
@@ -306,15 +317,19 @@ async def backend_process(
 
 
 async def stop_process(running: BackendProcess) -> None:
-    """The spec's shutdown (stdin closed, then SIGTERM, then SIGKILL, to the whole group),
+    """The spec's shutdown (stdin closed, then SIGTERM, then SIGKILL, to the whole group;
+    SIGTERM at once for a process that never answered initialize),
     then SIGKILL to whatever the backend started and left behind: in its group, elsewhere in
     its tree (found before it exited), or adopted by the router (tagged)."""
     process = running.process
+    if not running.exited.is_set():
+        running.stopped_by_router = True
     members = await _tree(process.pid)
     if process.stdin is not None:
         with suppress(OSError, RuntimeError):
             process.stdin.close()
-    if not await _exited_within(running, EXIT_AFTER_STDIN_CLOSE_S):
+    gentle_s = EXIT_AFTER_STDIN_CLOSE_S if running.initialized else 0.0
+    if not await _exited_within(running, gentle_s):
         members = _union(members, await _tree(process.pid))
         process_tree.signal_group(process.pid, signal.SIGTERM)
         process_tree.signal_all(members[1:], signal.SIGTERM)

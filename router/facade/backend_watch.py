@@ -1,6 +1,7 @@
 """What the router does each time a backend starts: check its tools against the catalog
 (router/catalog/quarantine.py), again whenever it says its list changed, and record that it
-runs (backend_runs) so `context-router servers` in another process can tell.
+runs (backend_runs) so `context-router servers` in another process can tell; and each time a
+start fails: count it, once, toward its server's breaker.
 
 A failure here is logged and never fails the start: a backend whose tools/list cannot be
 read keeps its catalog tools callable (their arguments are still checked against the
@@ -19,6 +20,7 @@ import mcp_types as types
 from router.catalog import quarantine
 from router.clock import utc_now_iso
 from router.errors import RouterError, first_error
+from router.facade import breaker
 from router.facade.backend import Backend, BackendSession
 from router.facade.backend_errors import BackendError
 from router.facade.backend_session import StdioBackendSession
@@ -98,6 +100,26 @@ def watcher(db: FacadeDatabase, pool: BackendPool) -> Callable[[Backend, Backend
             session.on_tools_list_changed = lambda: pool.start_soon(lambda: check(backend, session))
 
     return on_started
+
+
+def start_failure_recorder(
+    db: FacadeDatabase, pool: BackendPool, now: Callable[[], float]
+) -> Callable[[Backend, BackendError], None]:
+    """The pool's on_start_failed hook: a failed start is one failure of its server's process,
+    however many calls (or a background wake) waited for it."""
+
+    def record(backend: Backend, failure: BackendError) -> None:
+        db.write_soon(
+            breaker.record,
+            backend.name,
+            False,
+            now(),
+            pool.breaker_policy,
+            str(failure),
+            breaker.BACKEND_ROWS,
+        )
+
+    return record
 
 
 def _record_run(conn: apsw.Connection, server: str, pid: int) -> None:

@@ -17,10 +17,11 @@ from jsonschema.protocols import Validator
 
 from router.agents.roles import may_call
 from router.catalog import quarantine, schema_drafts
+from router.clock import utc_now_iso
 from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import echo
 from router.facade import audit, breaker
-from router.facade.backend_errors import BackendError
+from router.facade.backend_errors import BackendError, BackendExitedError
 from router.facade.database import DatabaseBusyError
 from router.facade.definitions import (
     CALL_TOOL,
@@ -115,7 +116,7 @@ def _check_callable_here(conn: apsw.Connection, ctx: FacadeContext, tool: dict[s
     name, server = tool["name"], tool["server"]
     if tool["quarantined_fields"] is not None:
         raise _quarantined(name, tool["quarantined_fields"])
-    reason = ctx.availability.unavailable(conn, ctx.pool.config).get(server)
+    reason = ctx.unavailable(conn).get(server)
     if reason is not None or ctx.pool.get(server) is None:
         reason = reason or "not set up in this router"
         raise ToolCallError(
@@ -138,10 +139,10 @@ async def _start_and_recheck(ctx: FacadeContext, name: str, server: str) -> None
     """A sleeping backend is started first: its tools/list is checked against the catalog as
     it starts (router/facade/backend_watch.py), and a tool it now lists differently is refused
     before its first call, not after."""
-    backend = ctx.pool.get(server)
+    backend = ctx.pool.get(server, ctx.workspace)
     if backend is None or backend.running:
         return
-    await ctx.pool.session(server)
+    await ctx.pool.session(server, ctx.workspace)
     changed = (await ctx.db.read(quarantine.quarantined_tools)).get(name)
     if changed is not None:
         raise _quarantined(name, changed)
@@ -193,24 +194,70 @@ def _record_outcome(
     breaker.record(conn, server, not process_failed, now, policy, error, breaker.BACKEND_ROWS)
 
 
+async def _forward(
+    ctx: FacadeContext, row_id: int, tool: dict[str, Any], arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """Start the backend if it sleeps, forward, and count the outcome on the breakers. A call
+    the backend received and then exited cleanly (status 0) without answering is sent once
+    more, to a new process, when the tool only reads (the row's deadline moves for it); a
+    mutating one is not: it may have taken effect."""
+    name, server = tool["name"], tool["server"]
+    retried = False
+    while True:
+        try:
+            await _start_and_recheck(ctx, name, server)
+            result = await ctx.pool.call(server, tool["backend_name"], arguments, ctx.workspace)
+        except BackendExitedError as exc:
+            if not tool["mutating"] and not retried:
+                retried = True
+                ctx.db.write_soon(audit.extend_deadline, row_id, within_s=ctx.pool.longest_call_s)
+                continue
+            raise ToolCallError(f"{exc}{_NOT_RESENT if tool['mutating'] else _RESENT}", exc.outcome) from None
+        except BackendError as exc:
+            if exc.counted_by_call:
+                ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
+            raise ToolCallError(str(exc), exc.outcome) from None
+        ctx.db.write_soon(_record_outcome, ctx, name, server, None)
+        return result
+
+
+_NOT_RESENT = (
+    "; it changes state, so it was not sent again: it may or may not have taken effect, "
+    "check before repeating it"
+)
+_RESENT = "; it was sent once more, to a new process, which also exited without answering it"
+
+
 async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     """Validate, check role and breakers, forward, and return the backend's result unchanged.
 
     The 'started' audit row is written before anything else, waiting (off the event loop) at
     most database.CALL_AUDIT_WAIT_S for another process's write lock: a call is never
     forwarded unaudited ("database busy: retry" instead)."""
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), utc_now_iso()
     target = args.get("toolName") if isinstance(args, dict) else None
-    row_id = await ctx.db.write(
-        audit.start,
-        session_id=ctx.session_id,
-        role=ctx.role.name,
-        meta_tool=CALL_TOOL,
-        target=target if isinstance(target, str) else None,
-        arguments=args,
+    who = {
+        "session_id": ctx.session_id,
+        "role": ctx.role.name,
+        "meta_tool": CALL_TOOL,
+        "target": target if isinstance(target, str) else None,
+        "arguments": args,
+    }
+    try:
         # the tool (so its server) is not known yet: allow as long as the slowest server
-        within_s=ctx.pool.longest_call_s,
-    )
+        row_id = await ctx.db.write(audit.start, **who, within_s=ctx.pool.longest_call_s)
+    except DatabaseBusyError as exc:
+        # refused unforwarded; its row is queued and written once the lock frees
+        ctx.db.write_soon(
+            audit.record,
+            **who,
+            outcome=audit.DATABASE_BUSY,
+            latency_ms=elapsed_ms(started),
+            error=str(exc),
+            started_at=started_at,
+            finished_at=utc_now_iso(),
+        )
+        raise
     outcome = audit.INTERRUPTED
     error: str | None = "cancelled before the backend answered"
     read_only_source: str | None = None
@@ -223,13 +270,7 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
         _check_role(ctx, name, bool(tool["mutating"]), tool["read_only_source"])
         _check_arguments(name, tool["input_schema"], tool["arg_validator"], parsed.args)
         await ctx.db.write(_admit, ctx, name, server)
-        try:
-            await _start_and_recheck(ctx, name, server)
-            result = await ctx.pool.call(server, tool["backend_name"], parsed.args)
-        except BackendError as exc:
-            ctx.db.write_soon(_record_outcome, ctx, name, server, exc)
-            raise ToolCallError(str(exc), exc.outcome) from None
-        ctx.db.write_soon(_record_outcome, ctx, name, server, None)
+        result = await _forward(ctx, row_id, tool, parsed.args)
         outcome = audit.TOOL_ERROR if result.is_error else audit.OK
         # The backend's own error text may quote the arguments: it is not stored.
         error = "the backend answered with isError: true" if result.is_error else None

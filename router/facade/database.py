@@ -11,6 +11,9 @@ Three kinds of work:
 - `read`: awaited; waits in the worker for as long as it takes (reads hardly ever do).
 - `write`: awaited, bounded: a forwarded call's 'started' audit row must be written before
   the call goes out, so a lock held past `wait_s` refuses the call ("database busy: retry").
+  Its worker connection is its own, so it never queues behind `write_soon`'s queued rows
+  (each waits for the lock for as long as it takes), and the wait for that worker counts
+  toward `wait_s`: the bound holds whatever is queued.
 - `write_soon`: not awaited; a search's audit row, a call's finished row: written at once
   when the lock is free, else queued and written by the worker as soon as it is.
 
@@ -43,6 +46,12 @@ QUEUED_WRITE_GRACE_S = 5.0
 
 Result = TypeVar("Result")
 
+# The worker lanes, each a connection used by one thread at a time.
+READS = "reads"
+QUEUED_WRITES = "queued writes"
+BOUNDED_WRITES = "bounded writes"
+LANES = (READS, QUEUED_WRITES, BOUNDED_WRITES)
+
 
 # What no retry cures: the file is full, read-only, unreadable, cannot be opened or is damaged.
 UNUSABLE_FILE_ERRORS = (
@@ -70,10 +79,11 @@ class FacadeDatabase:
         self.path = path
         self.conn = _open(path)
         self.conn.set_busy_timeout(0)
-        # worker connections, each used by one thread at a time: reads apart from writes, so a
-        # read never queues behind a write that waits for another process's lock
-        self._workers: dict[bool, apsw.Connection] = {}
-        self._limiters = {False: anyio.CapacityLimiter(1), True: anyio.CapacityLimiter(1)}
+        # worker connections, each used by one thread at a time, one per lane: a read never
+        # queues behind a write that waits for another process's lock, nor a bounded write
+        # behind the queued ones
+        self._workers: dict[str, apsw.Connection] = {}
+        self._limiters = {lane: anyio.CapacityLimiter(1) for lane in LANES}
         self._task_group: anyio.abc.TaskGroup | None = None
         self._queued = 0
 
@@ -91,8 +101,8 @@ class FacadeDatabase:
             logger.warning("%d queued database writes were not written: the lock stayed busy", self._queued)
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(*exc_info)
-        for writes, limiter in self._limiters.items():
-            await anyio.to_thread.run_sync(self._close_worker, writes, limiter=limiter)
+        for lane, limiter in self._limiters.items():
+            await anyio.to_thread.run_sync(self._close_worker, lane, limiter=limiter)
         self.conn.close()
 
     # --- the three kinds of work ---------------------------------------------------------
@@ -101,7 +111,7 @@ class FacadeDatabase:
         try:
             return self._on_loop(work, args, kwargs)
         except apsw.BusyError:
-            return await self._in_worker(work, args, kwargs, wait_s=None, writes=False)
+            return await self._in_worker(work, args, kwargs, READS)
 
     async def write(
         self, work: Callable[..., Result], /, *args: Any, wait_s: float = CALL_AUDIT_WAIT_S, **kwargs: Any
@@ -109,7 +119,7 @@ class FacadeDatabase:
         try:
             return self._on_loop(work, args, kwargs)
         except apsw.BusyError:
-            return await self._in_worker(work, args, kwargs, wait_s=wait_s)
+            return await self._bounded(work, args, kwargs, wait_s)
 
     def write_soon(self, work: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         try:
@@ -131,47 +141,80 @@ class FacadeDatabase:
             raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
 
     async def _in_worker(
+        self, work: Callable[..., Result], args: tuple[Any, ...], kwargs: dict[str, Any], lane: str
+    ) -> Result:
+        """Until it is done: each attempt waits QUEUED_WRITE_WAIT_S for the lock, then again."""
+
+        def run() -> Result:
+            conn = self._worker(lane)
+            conn.set_busy_timeout(int(QUEUED_WRITE_WAIT_S * 1000))
+            while True:
+                try:
+                    return self._run(conn, work, args, kwargs)
+                except apsw.BusyError:
+                    continue
+
+        return await anyio.to_thread.run_sync(run, limiter=self._limiters[lane])
+
+    async def _bounded(
+        self, work: Callable[..., Result], args: tuple[Any, ...], kwargs: dict[str, Any], wait_s: float
+    ) -> Result:
+        """Done within `wait_s`, counting the wait for the lane's worker, or DatabaseBusyError.
+
+        Only the wait for the worker is cancelled at the deadline: once in the thread, the
+        work's own busy timeout is what is left, so its outcome is never lost to a
+        cancellation after it committed."""
+        deadline = anyio.current_time() + wait_s
+        limiter = self._limiters[BOUNDED_WRITES]
+        acquired = False
+        with anyio.move_on_after(wait_s):
+            await limiter.acquire()
+            acquired = True
+        if not acquired:
+            raise DatabaseBusyError(self._busy_message(wait_s))
+        left_ms = max(1, int((deadline - anyio.current_time()) * 1000))
+
+        def run() -> Result:
+            conn = self._worker(BOUNDED_WRITES)
+            conn.set_busy_timeout(left_ms)
+            return self._run(conn, work, args, kwargs)
+
+        try:
+            return await anyio.to_thread.run_sync(run)
+        except apsw.BusyError:
+            raise DatabaseBusyError(self._busy_message(wait_s)) from None
+        finally:
+            limiter.release()
+
+    def _run(
         self,
+        conn: apsw.Connection,
         work: Callable[..., Result],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        wait_s: float | None,
-        writes: bool = True,
     ) -> Result:
-        def run() -> Result:
-            conn = self._worker(writes)
-            conn.set_busy_timeout(int((wait_s if wait_s is not None else QUEUED_WRITE_WAIT_S) * 1000))
-            while True:
-                try:
-                    return work(conn, *args, **kwargs)
-                except apsw.BusyError:
-                    if wait_s is not None:
-                        raise
-                except UNUSABLE_FILE_ERRORS as exc:
-                    raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
-
         try:
-            return await anyio.to_thread.run_sync(run, limiter=self._limiters[writes])
-        except apsw.BusyError:
-            raise DatabaseBusyError(self._busy_message(wait_s or 0.0)) from None
+            return work(conn, *args, **kwargs)
+        except UNUSABLE_FILE_ERRORS as exc:
+            raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
 
     async def _write_queued(
         self, work: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
         try:
-            await self._in_worker(work, args, kwargs, wait_s=None)
+            await self._in_worker(work, args, kwargs, QUEUED_WRITES)
         except RouterError as exc:
             logger.warning("a queued database write failed: %s", exc)
         finally:
             self._queued -= 1
 
-    def _worker(self, writes: bool) -> apsw.Connection:
-        if writes not in self._workers:
-            self._workers[writes] = _open(self.path)
-        return self._workers[writes]
+    def _worker(self, lane: str) -> apsw.Connection:
+        if lane not in self._workers:
+            self._workers[lane] = _open(self.path)
+        return self._workers[lane]
 
-    def _close_worker(self, writes: bool) -> None:
-        conn = self._workers.pop(writes, None)
+    def _close_worker(self, lane: str) -> None:
+        conn = self._workers.pop(lane, None)
         if conn is not None:
             conn.close()
 

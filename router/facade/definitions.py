@@ -83,7 +83,8 @@ def _compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 META_TOOLS: tuple[MetaTool, ...] = (
     MetaTool(
         SEARCH_TOOLS,
-        "Step 1. Find backend tools for a task: names, profiles and one-line summaries, best first.",
+        "Step 1. Find callable backend tools for a task, best first (name, profile, summary); "
+        "unavailable: better matches not callable here, and why.",
         SearchToolsArgs,
         read_only=True,
     ),

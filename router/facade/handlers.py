@@ -6,10 +6,10 @@ An error a model can act on is raised as ToolCallError (its message is what the 
 reads, its `outcome` what the audit row says); the server turns it into an MCP tool error.
 """
 
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import apsw
@@ -17,13 +17,11 @@ from pydantic import BaseModel, ValidationError
 
 from router.agents.roles import Role
 from router.availability import Availability
-from router.catalog.search import search
 from router.catalog.tool_schema import inspect_tool
-from router.clock import unix_now
+from router.clock import unix_now, utc_now_iso
 from router.db import catalog_size
 from router.errors import QueryError, RouterError, UnknownToolError
 from router.facade import audit, breaker
-from router.facade.backend_errors import BackendError
 from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import (
@@ -32,6 +30,7 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
+from router.facade.search_page import note_not_searched, page_for_query
 from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
@@ -62,6 +61,14 @@ class FacadeContext:
     wake_on_search: bool = True
     # which servers cannot be called here (not installed, switched off, ...): one per process
     availability: Availability = field(default_factory=Availability)
+    # the caller's workspace (router/facade/client_workspace.py); None: the router's own
+    workspace: Path | None = None
+
+    def unavailable(self, conn: apsw.Connection) -> dict[str, str]:
+        """Catalog servers this caller cannot call here, and why."""
+        return self.availability.unavailable(
+            conn, self.pool.config, self.workspace or self.pool.placeholders.workspace
+        )
 
     @property
     def breaker_policy(self) -> breaker.BreakerPolicy:
@@ -79,13 +86,6 @@ def parse_arguments(model: type[BaseModel], meta_tool: str, args: Any) -> Any:
 
 def elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-def record_process_failure(ctx: FacadeContext, server: str, failure: BackendError) -> None:
-    """A backend that failed to start in the background counts against its server."""
-    ctx.db.write_soon(
-        breaker.record, server, False, ctx.now(), ctx.breaker_policy, str(failure), breaker.BACKEND_ROWS
-    )
 
 
 # --- mcp_search_tools ---------------------------------------------------------------------
@@ -130,6 +130,7 @@ async def _audited_catalog_call(
             outcome=outcome,
             latency_ms=elapsed_ms(started),
             error=error,
+            finished_at=utc_now_iso(),
         )
 
 
@@ -137,52 +138,43 @@ async def search_tools(ctx: FacadeContext, args: Any) -> dict[str, Any]:
     record = _CatalogCallRecord()
     result = await _audited_catalog_call(ctx, SEARCH_TOOLS, args, _search_answer, record)
     for server in record.wake:
-        ctx.pool.wake_in_background(server, on_failure=functools.partial(record_process_failure, ctx, server))
+        ctx.pool.wake_in_background(server, workspace=ctx.workspace)
     return result
 
 
 def _search_answer(
     conn: apsw.Connection, ctx: FacadeContext, args: Any, record: _CatalogCallRecord
 ) -> dict[str, Any]:
+    """The page (router/facade/search_page.py) of the hits the role may call, from the
+    servers the user's [search] settings leave in; a tool whose breaker is open, or that
+    cannot be called here for another reason, takes no slot among the callable ones."""
     parsed = parse_arguments(SearchToolsArgs, SEARCH_TOOLS, args)
+    config = ctx.pool.config
     try:
-        hits = _run_search(conn, ctx, parsed)
+        page = page_for_query(
+            conn,
+            parsed.query,
+            limit=parsed.limit,
+            unavailable=ctx.unavailable(conn),
+            settings=config.search,
+            profile=parsed.profile,
+            may_call_mutating=ctx.role.may_call_mutating_tools,
+            now=ctx.now(),
+            breaker_open_s=ctx.breaker_policy.open_seconds,
+        )
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
-    tools = []
-    for hit in hits:
-        entry: dict[str, Any] = {"name": hit.name, "profile": hit.profile, "summary": hit.summary}
-        if not hit.available:
-            entry["available"] = False
-            entry["unavailable_reason"] = hit.unavailable_reason
-        tools.append(entry)
-    result: dict[str, Any] = {"tools": tools}
-    if not hits and catalog_size(conn) == 0:
-        result["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
-    callable_hits = [entry["name"] for entry in tools if entry.get("available", True)]
-    if ctx.wake_on_search and callable_hits:
-        record.wake = _servers_to_wake(conn, callable_hits[0])
-    return result
+    if not page["tools"] and "unavailable" not in page and catalog_size(conn) == 0:
+        page["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
+    if ctx.wake_on_search and page["tools"]:
+        record.wake = _servers_to_wake(conn, page["tools"][0]["name"])
+    return page
 
 
 EMPTY_CATALOG_WARNING = (
     "the router's catalog is empty: there are no tools to search. Tell the user to build it "
     "(context-router init, or make catalog in a checkout); the next search sees it without a restart."
 )
-
-
-def _run_search(conn: apsw.Connection, ctx: FacadeContext, parsed: SearchToolsArgs) -> list[Any]:
-    """Hits the role may call; a tool whose breaker is open comes back with available=False."""
-    return search(
-        conn,
-        parsed.query,
-        profile=parsed.profile,
-        limit=parsed.limit,
-        may_call_mutating=ctx.role.may_call_mutating_tools,
-        now=ctx.now(),
-        breaker_open_s=ctx.breaker_policy.open_seconds,
-        unavailable=ctx.availability.unavailable(conn, ctx.pool.config),
-    )
 
 
 # A server whose process failed last time (a failed start, a crash, a hang) is not woken by
@@ -209,11 +201,12 @@ async def inspect_schema(ctx: FacadeContext, args: Any) -> dict[str, Any]:
 
 
 def _inspect_answer(
-    conn: apsw.Connection, _ctx: FacadeContext, args: Any, record: _CatalogCallRecord
+    conn: apsw.Connection, ctx: FacadeContext, args: Any, record: _CatalogCallRecord
 ) -> dict[str, Any]:
     parsed = parse_arguments(InspectSchemaArgs, INSPECT_SCHEMA, args)
     record.target = parsed.toolName
     try:
-        return inspect_tool(conn, parsed.toolName)
+        definition = inspect_tool(conn, parsed.toolName)
     except UnknownToolError as exc:
         raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
+    return note_not_searched(definition, ctx.pool.config.search, ctx.unavailable(conn))

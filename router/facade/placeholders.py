@@ -7,7 +7,7 @@ from pathlib import Path
 
 from router import env_references
 from router.facade.backend_errors import UnsetVariableError
-from router.servers import ConfigError
+from router.servers import ConfigError, ServerConfig
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,20 @@ class Placeholders:
                     "${DATA_DIR} or ${env:NAME}"
                 ) from None
         return "".join(out)
+
+    def in_workspace(self, workspace: Path) -> "Placeholders":
+        return Placeholders(workspace, self.data_dir)
+
+
+def uses_workspace(config: ServerConfig) -> bool:
+    """Whether the server's declaration names ${WORKSPACE}: such a server runs once per
+    workspace (each client's), the others once per router."""
+    for text in config.templated_texts:
+        for index, part in enumerate(env_references.ENV_REFERENCE.split(text)):
+            # (a malformed placeholder is said by Placeholders.expand; here it names nothing)
+            if index % 2 == 0 and "WORKSPACE" in string.Template(part).get_identifiers():
+                return True
+    return False
 
 
 def default_data_dir(db_path: Path) -> Path:

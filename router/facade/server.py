@@ -7,7 +7,6 @@ model can act on. The database is opened once, in the lifespan; SQL runs synchro
 between awaits, so no transaction is ever held across one.
 """
 
-import json
 import logging
 import os
 import signal
@@ -26,14 +25,17 @@ from mcp.server.lowlevel import Server
 from router import __version__
 from router.agents.roles import Role
 from router.availability import Availability
-from router.clock import unix_now
+from router.clock import unix_now, utc_now_iso
 from router.errors import RouterError, echo
 from router.facade import audit, backend_watch, call_handler, handlers
 from router.facade.backends import BackendPool
+from router.facade.client_workspace import ClientWorkspaces
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
+from router.facade.http_checks import RefuseBadIds, security_for
 from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.placeholders import Placeholders, default_data_dir
+from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
 from router.servers import ServersConfig
@@ -84,6 +86,11 @@ class RouterState:
     db: FacadeDatabase
     pool: BackendPool
     availability: Availability = field(default_factory=Availability)
+    # each client's workspace (its MCP roots), falling back to the router's own
+    workspaces: ClientWorkspaces = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.workspaces = ClientWorkspaces(self.options.workspace)
 
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
@@ -113,6 +120,7 @@ def build_server(
             ):
                 # each backend's tools are checked against the catalog when it starts
                 pool.on_started = backend_watch.watcher(db, pool)
+                pool.on_start_failed = backend_watch.start_failure_recorder(db, pool, options.now)
                 state = RouterState(options, db, pool)
                 if on_started is not None:
                     on_started(state)
@@ -124,7 +132,9 @@ def build_server(
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return TOOLS_LIST_RESULT
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         state: RouterState = ctx.lifespan_context
         handler = _HANDLERS.get(params.name)
         if handler is None:
@@ -134,7 +144,10 @@ def build_server(
             )
         try:
             state.refresh_servers()
-            facade = _facade_context(state, ctx.request)
+            workspace = await _workspace(state, ctx, params)
+            if isinstance(workspace, types.InputRequiredResult):
+                return workspace  # 2026-07-28: the client retries with its roots
+            facade = _facade_context(state, ctx.request, workspace)
             return await handler(facade, params.arguments)
         except RouterError as exc:
             return _error(str(exc))
@@ -142,7 +155,11 @@ def build_server(
             logger.exception("internal error in %s", params.name)
             return _error(f"internal error in context-router while running {params.name}; see its log")
 
-    return Server(
+    async def roots_changed(ctx: Any, _params: Any) -> None:
+        state: RouterState = ctx.lifespan_context
+        state.workspaces.forget(_session_id(state, ctx.request))
+
+    server = Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -150,14 +167,45 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # (not the constructor's on_roots_list_changed, which warns that roots are deprecated in
+    # 2026-07-28: they are, and a client on an older version still sends this)
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots_changed
+    )
+    return server
 
 
-def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
-    role, session_id = state.options.role, state.options.session_id
+# The meta-tools whose answer depends on the caller's workspace (what is callable there).
+_NEED_WORKSPACE = frozenset({SEARCH_TOOLS, CALL_TOOL})
+
+
+async def _workspace(
+    state: RouterState, ctx: Any, params: types.CallToolRequestParams
+) -> Path | types.InputRequiredResult | None:
+    """The caller's workspace when it matters (a declared server names ${WORKSPACE}), else
+    None: the router's own."""
+    if params.name not in _NEED_WORKSPACE or not state.pool.workspace_matters:
+        return None
+    headers = getattr(ctx.request, "headers", None)
+    # over HTTP only a session id tells clients apart (a 2026-07-28 request carries none)
+    connection = state.options.session_id if headers is None else headers.get(SESSION_HEADER)
+    return await state.workspaces.of(ctx, params, connection, fresh=params.name == CALL_TOOL)
+
+
+def _session_id(state: RouterState, request: Any) -> str:
+    """The connection's id: over HTTP its Mcp-Session-Id, over stdio the router's own."""
+    headers = getattr(request, "headers", None)
+    found = headers.get(SESSION_HEADER) if headers is not None else None
+    return found or state.options.session_id
+
+
+def _facade_context(
+    state: RouterState, request: Any, workspace: Path | None = None
+) -> handlers.FacadeContext:
+    role, session_id = state.options.role, _session_id(state, request)
     headers = getattr(request, "headers", None)
     if headers is not None:  # HTTP: the header may only lower the start role
         role = role_for_request(role, headers.getlist(ROLE_HEADER))
-        session_id = headers.get(SESSION_HEADER) or session_id
     if role is None:
         raise RouterError("no role: start the router with --role")
     return handlers.FacadeContext(
@@ -168,13 +216,12 @@ def _facade_context(state: RouterState, request: Any) -> handlers.FacadeContext:
         now=state.options.now,
         wake_on_search=state.options.wake_on_search,
         availability=state.availability,
+        workspace=workspace,
     )
 
 
 def _json_result(value: Any) -> types.CallToolResult:
-    # Compact JSON: every byte of a result is a token in the model's context.
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return types.CallToolResult(content=[types.TextContent(text=text)])
+    return types.CallToolResult(content=[types.TextContent(text=compact_json(value))])
 
 
 def _error(message: str) -> types.CallToolResult:
@@ -204,7 +251,7 @@ SIGNAL_SHUTDOWN_GRACE_S = 10.0
 
 
 def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
-    """An audit row for each request line the transport refused as unreadable."""
+    """An audit row for each request line (or HTTP request) the transport refused as unreadable."""
 
     def record(code: int, message: str) -> None:
         if not states:  # before the lifespan opened the database: logged only
@@ -221,6 +268,7 @@ def _audit_unreadable(states: list[RouterState]) -> Callable[[int, str], None]:
                 outcome=audit.INVALID_REQUEST,
                 latency_ms=0.0,
                 error=message,
+                finished_at=utc_now_iso(),
             )
         except RouterError as exc:
             logger.warning("could not audit a refused request line: %s", exc)
@@ -252,8 +300,8 @@ async def serve_stdio(options: ServeOptions) -> None:
             serving.cancel()
             with anyio.move_on_after(SIGNAL_SHUTDOWN_GRACE_S):
                 await stopped.wait()
-            # When stdin is a regular file the SDK reads it in a worker thread that no
-            # cancellation can interrupt; the lifespan has closed the database and stopped the
+            # When stdin is a regular file it is read in a worker thread that no
+            # cancellation can interrupt (router/facade/stdio_transport.py); the lifespan has closed the database and stopped the
             # backends, so leave now.
             sys.stdout.flush()
             os._exit(0)
@@ -262,8 +310,14 @@ async def serve_stdio(options: ServeOptions) -> None:
 async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     import uvicorn
 
-    server = build_server(options)
-    app = server.streamable_http_app(host=host)
+    states: list[RouterState] = []
+    server = build_server(options, on_started=states.append)
+    security = security_for(host)
+    app = RefuseBadIds(
+        server.streamable_http_app(host=host, transport_security=security),
+        security,
+        _audit_unreadable(states),
+    )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
 

@@ -9,9 +9,11 @@ and its sending task serializes and writes the reply: 0.2 ms per round trip
 
 A line that is not a JSON-RPC message (truncated, invalid UTF-8, a lone surrogate escape,
 nested past the parser's 200 levels, longer than MAX_LINE_BYTES) is answered with a
-JSON-RPC error (-32700, or -32600 for JSON that is not a JSON-RPC message) and reported to
-the caller's hook (the router audits it); the SDK's server would only log it, and the
-client would wait for ever.
+JSON-RPC error (-32700, or -32600 for JSON that is not a JSON-RPC message: among them an id
+that is an object, an array, a float, a boolean or a request's null, and a response with
+both result and error, which the SDK's types would read as a notification or an error and
+leave unanswered) and reported to the caller's hook (the router audits it); the SDK's server
+would only log it, and the client would wait for ever.
 
 A client may close stdin right after its last request (`cat requests.jsonl | serve`): the
 end of input is held back until every request read so far has been answered (or cancelled
@@ -21,18 +23,21 @@ router bounds every call by its backend's timeouts, so the wait is bounded too.
 Like the SDK, it keeps the wire private while serving: fd 0 reads the null device and fd 1
 points at stderr, so a stray print or a child process cannot write into the JSON-RPC
 stream. Both are restored, with their original blocking mode, on exit. When stdin or stdout
-is not something asyncio can watch (a regular file, as in `serve < requests.jsonl`, or any
-pipe on Windows), the SDK's threaded transport is used.
+is not something asyncio can watch (a regular file, as in `serve < requests.jsonl`, or the
+null device), that side is read a line at a time, or written, in a worker thread, and its
+lines are checked the same way. On Windows, whose pipes no selector watches, the SDK's
+threaded transport is used.
 """
 
 import asyncio
+import functools
 import json
 import logging
 import os
 import selectors
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
@@ -41,6 +46,8 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from router.jsonrpc_lines import shape_problem
 
 if sys.platform != "win32":  # Windows pipes are not selectable: the SDK's threads serve there
     import fcntl
@@ -52,6 +59,8 @@ STDOUT_FD = 1
 # One JSON-RPC message per line; a longer line is answered with a parse error, not a crash.
 # (JSON nested past pydantic's parser limit, 200 levels, is answered with a parse error too.)
 MAX_LINE_BYTES = 64 * 1024 * 1024
+# How much of an over-long line read from a file is dropped per read.
+DISCARD_CHUNK = 65536
 
 
 def _watchable(fd: int) -> bool:
@@ -146,11 +155,14 @@ async def _next_line(stream: asyncio.StreamReader) -> bytes | UnreadableMessage 
         return end.partial or None  # a last message may lack its newline
     except asyncio.LimitOverrunError:
         await _discard_line(stream)
-        return UnreadableMessage(
-            types.PARSE_ERROR,
-            f"Parse error: request line longer than {MAX_LINE_BYTES} bytes (one JSON-RPC message "
-            "per line); refused",
-        )
+        return _over_long()
+
+
+def _over_long() -> UnreadableMessage:
+    return UnreadableMessage(
+        types.PARSE_ERROR,
+        f"Parse error: request line longer than {MAX_LINE_BYTES} bytes (one JSON-RPC message per line); refused",
+    )
 
 
 async def _discard_line(stream: asyncio.StreamReader) -> None:
@@ -165,24 +177,56 @@ async def _discard_line(stream: asyncio.StreamReader) -> None:
             return
 
 
+class _FileLines:
+    """Lines of a file no selector watches (a regular file, the null device), one per call,
+    each read in a worker thread (abandoned if the router stops first: nothing can interrupt
+    a blocking read)."""
+
+    def __init__(self, fd: int) -> None:
+        self._file = os.fdopen(fd, "rb", closefd=False)
+
+    async def next_line(self) -> bytes | UnreadableMessage | None:
+        line = await anyio.to_thread.run_sync(self._file.readline, MAX_LINE_BYTES + 1, abandon_on_cancel=True)
+        if not line:
+            return None
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            await anyio.to_thread.run_sync(self._discard_line, abandon_on_cancel=True)
+            return _over_long()
+        return line
+
+    def _discard_line(self) -> None:
+        while (rest := self._file.readline(DISCARD_CHUNK)) and not rest.endswith(b"\n"):
+            pass
+
+
+NextLine = Callable[[], Awaitable[bytes | UnreadableMessage | None]]
+
+
 class _PipeReadStream:
     """What the SDK's server reads: each line parsed into a message, or what made it unreadable
-    (which _AnsweringReadStream answers), straight from the pipe in the reading task; no relay
-    task between."""
+    (which _AnsweringReadStream answers), straight from the pipe (or file) in the reading
+    task; no relay task between."""
 
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self._stream = stream
+    def __init__(self, next_line: NextLine) -> None:
+        self._next_line = next_line
 
     async def receive(self) -> SessionMessage | Exception:
-        line = await _next_line(self._stream)
+        line = await self._next_line()
         if line is None:
             raise anyio.EndOfStream
         if isinstance(line, UnreadableMessage):
             return line
         try:
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except Exception as exc:  # answered by _AnsweringReadStream
             return unreadable(exc, line)
+        # A request's id is checked by the SDK's types; anything else is read again to see
+        # the ids and members they drop (notifications and responses are rare on this side).
+        if not isinstance(message, types.JSONRPCRequest):
+            problem = shape_problem(json.loads(line))
+            if problem is not None:
+                return UnreadableMessage(types.INVALID_REQUEST, problem)
+        return SessionMessage(message)
 
     async def aclose(self) -> None:
         pass  # the pipe is closed when the transport exits
@@ -220,9 +264,32 @@ class _PipeWriteStream:
     async def send(self, item: SessionMessage) -> None:
         if self._flow.lost:
             raise anyio.BrokenResourceError("the client closed the router's stdout")
-        line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-        self._transport.write(line.encode("utf-8"))
+        self._transport.write(_line_of(item))
         await self._flow.writable()
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _line_of(item: SessionMessage) -> bytes:
+    return (item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
+
+
+class _FileWriteStream:
+    """What the SDK's server writes, to a file no selector watches: each line in a worker thread."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def send(self, item: SessionMessage) -> None:
+        await anyio.to_thread.run_sync(self._write, _line_of(item))
+
+    def _write(self, data: bytes) -> None:
+        try:
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except OSError as exc:
+            raise anyio.BrokenResourceError(f"the router's stdout cannot be written: {exc}") from exc
 
     async def aclose(self) -> None:
         pass
@@ -357,11 +424,12 @@ async def event_loop_stdio_server(
 
 @asynccontextmanager
 async def _pipes_or_threads() -> AsyncIterator[tuple[Any, Any]]:
-    if not (_watchable(STDIN_FD) and _watchable(STDOUT_FD)):
+    if sys.platform == "win32":
         async with stdio_server() as streams:
             yield streams
         return
     loop = asyncio.get_running_loop()
+    watch_in, watch_out = _watchable(STDIN_FD), _watchable(STDOUT_FD)
     sys.stdout.flush()
     async with AsyncExitStack() as stack:
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -370,13 +438,23 @@ async def _pipes_or_threads() -> AsyncIterator[tuple[Any, Any]]:
             wire_out = stack.enter_context(_private_wire(STDOUT_FD, sys.stderr.fileno()))
         finally:
             os.close(devnull)
-        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0, closefd=False)
-        )
-        stack.callback(read_transport.close)
-        write_transport, flow = await loop.connect_write_pipe(
-            _FlowControl, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
-        )
-        stack.callback(write_transport.close)
-        yield _PipeReadStream(reader), _PipeWriteStream(write_transport, flow)
+        if watch_in:
+            reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+            read_transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader),
+                os.fdopen(wire_in, "rb", buffering=0, closefd=False),
+            )
+            stack.callback(read_transport.close)
+            next_line: NextLine = functools.partial(_next_line, reader)
+        else:
+            next_line = _FileLines(wire_in).next_line
+        write: _PipeWriteStream | _FileWriteStream
+        if watch_out:
+            write_transport, flow = await loop.connect_write_pipe(
+                _FlowControl, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
+            )
+            stack.callback(write_transport.close)
+            write = _PipeWriteStream(write_transport, flow)
+        else:
+            write = _FileWriteStream(wire_out)
+        yield _PipeReadStream(next_line), write

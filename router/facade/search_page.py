@@ -1,0 +1,182 @@
+"""The page mcp_search_tools answers: the tools the caller can call here, best first, and,
+only where they match better than the best callable one (or nothing callable matches), one
+compact entry per server whose tools cannot be called here, saying its reason (the install
+line included) once.
+
+A model pays for every token of the page in its context, so the page as the facade sends it
+(compact_json) is held to PAGE_TOKEN_BUDGET tokens (cl100k, router/tokens.py) for any query
+and any catalog: when it would be longer, it is cut in a fixed order (fit_page) until it fits.
+The first page of a process loads the tokenizer (a few hundred ms); loading it at start-up
+instead slowed every router's handshake, where clients start several at once.
+"""
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import apsw
+
+from router.catalog.search import SearchHit, check_limit, search
+from router.servers import SearchSettings
+from router.tokens import count_tokens
+
+# The README promises a page under 400 tokens; every page is cut to fit it.
+PAGE_TOKEN_BUDGET = 400
+
+# Uncallable servers a page names at most, and tool names per server: enough for a model to
+# tell the user what to install, not a second page of tools it cannot call.
+MAX_SERVER_ENTRIES = 3
+MAX_TOOLS_PER_SERVER = 3
+
+# What a summary is cut to when the page must shrink (the name still says most).
+SHORT_SUMMARY_CHARS = 40
+# What a server's reason is cut to as a last resort (a user's servers file may give any
+# install line); the start says the kind of problem and the command to run.
+SHORT_REASON_CHARS = 160
+
+# Each hit's server, for grouping the ones that cannot be called by server.
+TOOL_SERVERS_SQL = "SELECT name, server FROM tools WHERE name IN (SELECT value FROM json_each(:names))"
+
+
+def compact_json(value: Any) -> str:
+    """The bytes a meta-tool result reaches the model as: every byte is a token in its context."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def page_tokens(page: Mapping[str, Any]) -> int:
+    return count_tokens(compact_json(page))
+
+
+def tool_servers(conn: apsw.Connection, hits: Sequence[SearchHit]) -> dict[str, str]:
+    """The server of each uncallable hit."""
+    uncallable = [hit.name for hit in hits if not hit.available]
+    if not uncallable:
+        return {}
+    names = json.dumps(uncallable)
+    return {str(name): str(server) for name, server in conn.execute(TOOL_SERVERS_SQL, {"names": names})}
+
+
+def note_not_searched(
+    definition: dict[str, Any], search: SearchSettings, unavailable: Collection[str]
+) -> dict[str, Any]:
+    """An inspected tool that search leaves out (the user's [search] settings) says why."""
+    why = search.why_not_searched(str(definition["server"]), unavailable)
+    if why is not None:
+        definition["notSearched"] = why
+    return definition
+
+
+def page_for_query(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    limit: int,
+    unavailable: Mapping[str, str],
+    settings: SearchSettings,
+    **search_options: Any,
+) -> dict[str, Any]:
+    """What mcp_search_tools answers for `query`, from the servers `settings` leave in
+    (search_options: the caller's role and breaker window, as router.catalog.search.search
+    takes them). Uncallable hits do not count toward `limit`: the page holds up to `limit`
+    callable tools from the pool search scores (limit plus its margin), in one search
+    whatever the install (searching deeper for more cost 3-4× on a large catalog of servers
+    not installed, for tools ranked below a dozen uncallable ones despite their penalty)."""
+    limit = check_limit(limit)
+    hits = search(
+        conn,
+        query,
+        limit=limit,
+        unavailable=unavailable,
+        hidden_servers=settings.not_searched(unavailable),
+        callable_limit=True,
+        **search_options,
+    )
+    return compose_page(hits, tool_servers(conn, hits), limit)
+
+
+def compose_page(
+    hits: Sequence[SearchHit],
+    servers: Mapping[str, str],
+    limit: int,
+    budget: int = PAGE_TOKEN_BUDGET,
+) -> dict[str, Any]:
+    """The page for `hits` (search's order, best first; `servers`: hit name → its server for
+    the uncallable ones): at most `limit` callable tools, and the uncallable servers whose
+    tools match better (better_uncallable), within `budget` tokens."""
+    tools = [
+        {"name": hit.name, "profile": hit.profile, "summary": hit.summary} for hit in hits if hit.available
+    ][:limit]
+    entries: dict[str, dict[str, Any]] = {}
+    for hit in better_uncallable(hits):
+        server = servers.get(hit.name, hit.name)
+        entry = entries.get(server)
+        if entry is None:
+            if len(entries) == MAX_SERVER_ENTRIES:
+                continue
+            entry = entries[server] = {
+                "server": server,
+                "profile": hit.profile,
+                "tools": [],
+                "reason": hit.unavailable_reason,
+            }
+        # one reason per server: a tool of it down for another reason (its own breaker, a
+        # quarantine) is left to the server's next search
+        if hit.unavailable_reason == entry["reason"] and len(entry["tools"]) < MAX_TOOLS_PER_SERVER:
+            entry["tools"].append(hit.name)
+    page: dict[str, Any] = {"tools": tools}
+    if entries:
+        page["unavailable"] = list(entries.values())
+    return fit_page(page, budget)
+
+
+def better_uncallable(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The uncallable hits that match better than every callable one: ranked above the first
+    callable hit, or scoring more than the best callable hit before the penalty that ranks
+    them lower (a loosely matching callable tool must not hide, say, git's reason that it
+    cannot work here). All of them when none is callable."""
+    best = max((hit.score for hit in hits if hit.available), default=None)
+    ahead = next((i for i, hit in enumerate(hits) if hit.available), len(hits))
+    return [
+        hit
+        for i, hit in enumerate(hits)
+        if not hit.available and (i < ahead or best is None or hit.score > best)
+    ]
+
+
+def _clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
+def fit_page(page: dict[str, Any], budget: int = PAGE_TOKEN_BUDGET) -> dict[str, Any]:
+    """The page, cut until it is within `budget` tokens, least useful first: the summaries of
+    the callable tools (lowest-ranked first), then those tools from the bottom (the best one
+    stays), then the uncallable servers from the worst (the best one stays), then that
+    server's reason, then whatever is left. Changes `page` in place and returns it."""
+    tools: list[dict[str, Any]] = page["tools"]
+    entries: list[dict[str, Any]] = page.get("unavailable", [])
+
+    def fits() -> bool:
+        return page_tokens(page) <= budget
+
+    if fits():
+        return page
+    for tool in reversed(tools):
+        tool["summary"] = _clip(tool["summary"], SHORT_SUMMARY_CHARS)
+        if fits():
+            return page
+    while len(tools) > 1:
+        tools.pop()
+        if fits():
+            return page
+    while len(entries) > 1:
+        entries.pop()
+        if fits():
+            return page
+    for entry in entries:
+        entry["reason"] = _clip(str(entry["reason"]), SHORT_REASON_CHARS)
+        del entry["tools"][1:]
+    while not fits() and (entries or tools):
+        (entries or tools).pop()
+    if not entries:
+        page.pop("unavailable", None)
+    return page
