@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from router.catalog.load import load_catalog
 from router.db import connect
 from router.paths import SEEDS_DIR
 
@@ -39,6 +40,16 @@ def conn(db_path):
     connection = connect(db_path)
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def seeded_db(tmp_path) -> Path:
+    """A database file holding the project's seeded catalog."""
+    db = tmp_path / "seeded.db"
+    conn = connect(db)
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    conn.close()
+    return db
 
 
 @pytest.fixture

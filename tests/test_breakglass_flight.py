@@ -8,7 +8,6 @@ import json
 import anyio
 import pytest
 
-from router.breakglass import caps as capsmod
 from router.breakglass import ledger
 from router.breakglass.settings import DEFAULT_PRICES
 from router.db import connect, query_dicts
@@ -20,29 +19,11 @@ from tests.breakglass_support import (
     server_params,
     write_config,
 )
+from tests.ledger_support import ROOMY, invocation
 from tests.openrouter_stub import OpenRouterStub
 
-ROOMY = capsmod.Caps(
-    session_max_invocations=100, session_max_micro=10**9, day_max_invocations=100, day_max_micro=10**9
-)
 DEAD_PID = 2147483000
 IN_FLIGHT = "another break-glass call is in flight since"
-
-
-def invocation(conn, session):
-    return ledger.open_invocation(
-        conn,
-        session,
-        problem="p",
-        problem_type="code_bug",
-        classification="",
-        complexity="low",
-        panel=["m"],
-        judge="j",
-        context_tokens=1,
-        estimate=100,
-        worst_case=1_000,
-    )
 
 
 def status(conn, invocation_id):

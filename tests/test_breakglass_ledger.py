@@ -10,31 +10,11 @@ from router.breakglass import caps as capsmod
 from router.breakglass import ledger
 from router.clock import utc_iso
 from router.db import query_dicts
-
-ROOMY = capsmod.Caps(
-    session_max_invocations=100, session_max_micro=10**9, day_max_invocations=100, day_max_micro=10**9
-)
+from tests.ledger_support import ROOMY, invocation
 
 
 def caps(**override) -> capsmod.Caps:
     return capsmod.Caps(**{**ROOMY.__dict__, **override})
-
-
-def invocation(conn, session="s1"):
-    return ledger.open_invocation(
-        conn,
-        session,
-        problem="p",
-        problem_type="code_bug",
-        classification="",
-        complexity="low",
-        panel=["m"],
-        judge="j",
-        context_tokens=1,
-        estimate=100,
-        worst_case=1_000,
-        output_cap=4000,
-    )
 
 
 def kinds(conn, invocation_id):

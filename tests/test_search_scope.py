@@ -9,25 +9,15 @@ import time
 import anyio
 import pytest
 
-from router.catalog.load import load_catalog
 from router.cli import main
 from router.db import connect
 from router.facade.search_page import PAGE_TOKEN_BUDGET
-from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE, user_servers_file
+from router.paths import SHIPPED_SERVERS_FILE, user_servers_file
 from router.servers import ConfigError, load_servers
 from tests.facade_support import json_of, running_router
 
 CORE = {"time", "git", "fetch", "filesystem", "memory"}
 APPSEC_PREFIXES = ("ghidra_", "r2_")
-
-
-@pytest.fixture
-def seeded_db(tmp_path):
-    db = tmp_path / "seeded.db"
-    conn = connect(db)
-    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    conn.close()
-    return db
 
 
 def searched(db, query: str, capsys, limit: int = 50) -> list[str]:

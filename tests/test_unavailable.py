@@ -9,7 +9,7 @@ import pytest
 
 from router.catalog.load import load_catalog
 from router.db import connect
-from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
+from router.paths import SHIPPED_SERVERS_FILE
 from tests.db_rows import rows
 from tests.facade_support import (
     CONTEXT_ROUTER,
@@ -22,15 +22,6 @@ from tests.facade_support import (
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-@pytest.fixture
-def seeded_db(tmp_path):
-    db = tmp_path / "seeded.db"
-    conn = connect(db)
-    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    conn.close()
-    return db
 
 
 async def test_director_finds_ghidra_decompiler_marked_unavailable_and_a_call_says_so_first(
