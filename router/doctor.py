@@ -225,7 +225,7 @@ def check_server(server: ServerConfig, origin: Path | None, environ: Mapping[str
         how = f"export {' '.join(n + '=...' for n in env_references.unset_names(server.templated_texts, environ))}"
     fix = how or "fix its table in the servers file (context-router paths shows which)"
     if optional:
-        fix += f"; or stop searching it: context-router remove {server.name}"
+        fix += f"; or stop searching it: context-router servers --hide {server.name}"
     return Finding(
         "server", server.name, "note" if optional else "problem", f"{server.profile}: {what}{variables}", fix
     )
