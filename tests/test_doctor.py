@@ -142,7 +142,9 @@ def test_a_missing_optional_shipped_server_is_a_note_with_its_install_line(tmp_p
     finding = check_server(shipped.servers["radare2"], shipped.origin("radare2"), {})
     assert finding.status == "note"
     assert "its program 'r2mcp' is not found" in finding.detail
-    assert finding.fix.startswith("r2pm -Uci r2mcp") and "context-router servers --hide radare2" in finding.fix
+    assert (
+        finding.fix.startswith("r2pm -Uci r2mcp") and "context-router servers --hide radare2" in finding.fix
+    )
 
 
 def test_the_database_missing_empty_or_built(tmp_path):
