@@ -1,6 +1,6 @@
 """Catalog search: model-written text → a safe, bounded FTS5 query → ranked hits.
 
-score = 3.0 × trigger match + 1.0 × BM25 / the query's best BM25 + 2.0 × boost match
+score = 3.0 × trigger match + 10.0 × BM25 / the query's best BM25 + 2.0 × boost match
         + W × cosine(query, tool) (SEMANTIC_WEIGHT)
 
 The query text is never handed to FTS5 as syntax: it is split into words by the index's own
@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass
 import apsw
 
 from router.catalog import bm25, exact_names, quarantine
-from router.catalog.embeddings import catalog_model
 from router.catalog.match_plan import (
     MAX_BUILTIN_ROWS,
     MAX_SCANNED_ROWS,
@@ -37,7 +36,6 @@ from router.catalog.match_plan import (
 )
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
-from router.catalog.semantic_index import SemanticIndex, semantic_index
 from router.clock import unix_now
 from router.db import PerConnection
 from router.errors import QueryError
@@ -228,10 +226,15 @@ def _semantic_candidates(
 ) -> dict[int, float]:
     """Each candidate's cosine with the query, after adding the query's nearest tools to
     `pool` (at BM25 0); nothing when there is no model or the catalog has no vectors for it."""
+    # imported here, not with the module: numpy and the model are a search's, and a command
+    # that only imports this module (inspect, eval's arguments) must not pay their start-up
+    from router.catalog.embeddings import catalog_model
+    from router.catalog.semantic_index import semantic_index
+
     model = catalog_model()
     if model is None:
         return {}
-    index: SemanticIndex = semantic_index(conn).refresh(model, version)
+    index = semantic_index(conn).refresh(model, version)
     if not len(index):
         return {}
     vector = model.encode([query])[0]
