@@ -141,6 +141,37 @@ def test_a_large_catalog_is_grouped_and_probed_and_still_finds_them(conn, tmp_pa
     assert sorted(clusters.order.tolist()) == list(range(len(index)))  # every row in one group
 
 
+@pytest.mark.parametrize(
+    ("profile", "may_call_mutating"), [(None, True), ("core", True), (None, False), ("core", False)]
+)
+def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_each_filter(
+    conn, monkeypatch, profile, may_call_mutating
+):
+    from router.catalog import semantic_index, vector_clusters
+    from router.catalog.embeddings import catalog_model
+
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    model = catalog_model()
+    query = model.encode(["show me the last 5 commits"])[0]
+    kwargs = {"profile": profile, "may_call_mutating": may_call_mutating, "min_cosine": 0.1}
+    exhaustive = semantic_index.semantic_index(conn).refresh(model).nearest(query, 12, **kwargs)
+    monkeypatch.setattr(semantic_index, "EXHAUSTIVE_MAX_TOOLS", 50)
+    monkeypatch.setattr(vector_clusters, "PROBES", 10_000)  # every group: nothing may be missed
+    grouped = semantic_index.SemanticIndex(conn).refresh(model)
+    assert grouped._clusters is not None
+    found = grouped.nearest(query, 12, **kwargs)
+    # the same tools in the same order; a cosine may differ in its last float32 bits (another
+    # product shape sums in another order)
+    assert list(found) == list(exhaustive) and len(exhaustive) == 12
+    assert list(found.values()) == pytest.approx(list(exhaustive.values()), abs=1e-5)
+    profiles = dict(conn.execute("SELECT t.id, s.profile FROM tools t JOIN servers s ON s.name = t.server"))
+    mutating = dict(conn.execute("SELECT id, mutating FROM tools"))
+    assert all(profile is None or profiles[tool_id] == profile for tool_id in exhaustive)
+    assert all(may_call_mutating or not mutating[tool_id] for tool_id in exhaustive)
+    cosines = list(exhaustive.values())
+    assert cosines == sorted(cosines, reverse=True) and min(cosines) >= 0.1
+
+
 def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):
     load(conn, tmp_path, IMPORTED)
     assert main(["search", "--db", str(db_path), "--json", "add two numbers"]) == 0

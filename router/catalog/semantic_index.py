@@ -42,6 +42,7 @@ class SemanticIndex:
         self._profile_codes = np.zeros(0, np.int32)
         self._profiles: dict[str, int] = {}
         self._clusters: vector_clusters.Clusters | None = None
+        self._positions = np.zeros(0, np.int64)
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -70,6 +71,7 @@ class SemanticIndex:
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
         self._row_of = {int(tool_id): row for row, tool_id in enumerate(self.ids)}
+        self._positions = np.arange(len(self.ids))
         self._key = (version, model.identity)
         return self
 
@@ -84,22 +86,26 @@ class SemanticIndex:
         if not len(self.ids) or k <= 0:
             return {}
         if self._clusters is None:
-            rows, scores = np.arange(len(self.ids)), self.matrix @ query
+            scores, rows = self.matrix @ query, None
         else:
             ranges = self._clusters.probe(query)
-            rows = np.concatenate([np.arange(a, b) for a, b in ranges])
             scores = np.concatenate([self.matrix[a:b] @ query for a, b in ranges])
-        allowed = scores >= min_cosine
+            rows = np.concatenate([self._positions[a:b] for a, b in ranges])
+        # the floor first: it leaves a few dozen of the rows scored, and the filters read only those
+        kept = np.flatnonzero(scores >= min_cosine)
+        at = kept if rows is None else rows[kept]
         if profile is not None:
-            allowed &= self._profile_codes[rows] == self._profiles.get(profile, -1)
+            mask = self._profile_codes[at] == self._profiles.get(profile, -1)
+            kept, at = kept[mask], at[mask]
         if not may_call_mutating:
-            allowed &= ~self._mutating[rows]
-        kept = np.flatnonzero(allowed)
+            mask = ~self._mutating[at]
+            kept, at = kept[mask], at[mask]
         if len(kept) > k:
-            kept = kept[np.argpartition(-scores[kept], k - 1)[:k]]
-        ids = self.ids[rows[kept]]
-        order = np.lexsort((ids, -scores[kept]))
-        return {int(ids[i]): float(scores[kept[i]]) for i in order}
+            best = np.argpartition(-scores[kept], k - 1)[:k]
+            kept, at = kept[best], at[best]
+        ids, kept_scores = self.ids[at], scores[kept]
+        order = np.lexsort((ids, -kept_scores))
+        return dict(zip(ids[order].tolist(), kept_scores[order].tolist()))
 
     def cosines(self, query: np.ndarray, tool_ids: list[int]) -> dict[int, float]:
         """The cosine of each tool that has a vector."""

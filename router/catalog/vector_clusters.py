@@ -32,8 +32,10 @@ class Clusters:
     order: np.ndarray  # row numbers of the matrix, grouped: group g is order[starts[g]:starts[g + 1]]
     starts: np.ndarray
 
-    def probe(self, query: np.ndarray, probes: int = PROBES) -> list[tuple[int, int]]:
-        """The groups nearest to the query, as (start, stop) ranges of positions in `order`."""
+    def probe(self, query: np.ndarray, probes: int | None = None) -> list[tuple[int, int]]:
+        """The groups nearest to the query, as (start, stop) ranges of positions in `order`
+        (PROBES of them unless told: read at the call, so a setting of it takes effect)."""
+        probes = PROBES if probes is None else probes
         nearest = np.sort(np.argsort(-(self.centroids @ query), kind="stable")[:probes])
         return [(int(self.starts[g]), int(self.starts[g + 1])) for g in nearest]
 
