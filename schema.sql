@@ -589,6 +589,25 @@ CREATE TABLE IF NOT EXISTS tool_embeddings (
     PRIMARY KEY (definition_hash, model)
 ) STRICT, WITHOUT ROWID;
 
+-- The grouping of a large catalog's vectors for search (router/catalog/vector_groups.py):
+-- computed by a load that changes the vectors of a catalog above the size search scores
+-- whole, so a search process reads it instead of grouping 100,000 vectors itself (k-means,
+-- seconds before its first answer). The centroids of the current model's groups (float32,
+-- `groups` × `dim`), and each of its vectors' group.
+CREATE TABLE IF NOT EXISTS vector_centroids (
+    model     TEXT PRIMARY KEY,
+    groups    INTEGER NOT NULL CHECK (groups > 0),
+    dim       INTEGER NOT NULL CHECK (dim > 0),
+    centroids BLOB NOT NULL CHECK (length(centroids) = 4 * groups * dim)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS vector_groups (
+    definition_hash TEXT NOT NULL,
+    model           TEXT NOT NULL,
+    group_no        INTEGER NOT NULL CHECK (group_no >= 0),
+    PRIMARY KEY (definition_hash, model)
+) STRICT, WITHOUT ROWID;
+
 DROP VIEW IF EXISTS v_tool_embeddings;
 -- Which tools are embedded, by which model and when: one row per tool and model, model NULL
 -- for a tool without a vector (search then ranks it by its words alone).

@@ -36,8 +36,8 @@ from bench.tantivy_engine import Tantivy
 from router.catalog.evaluation import QueryLine, quality, router_ranker, run_ranker
 from router.catalog.query_words import MAX_QUERY_CHARS, stop_words
 from router.catalog.search import search
-from router.catalog.semantic_index import EXHAUSTIVE_MAX_TOOLS
 from router.catalog.tool_schema import inspect_tool
+from router.catalog.vector_groups import EXHAUSTIVE_MAX_TOOLS
 from router.commands.search import batch_lines
 from router.db import connect
 from router.errors import QueryError

@@ -125,12 +125,12 @@ def test_the_cli_explain_prints_the_semantic_part(seeded, db_path, capsys):
 
 
 def test_a_large_catalog_is_grouped_and_probed_and_still_finds_them(conn, tmp_path, monkeypatch):
-    from router.catalog import semantic_index, vector_clusters
+    from router.catalog import semantic_index, vector_clusters, vector_groups
 
     queries = ["show me the last 5 commits", "decompile a function", "take a screenshot of the phone"]
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     exhaustive = [names(search(conn, query))[0] for query in queries]
-    monkeypatch.setattr(semantic_index, "EXHAUSTIVE_MAX_TOOLS", 50)
+    monkeypatch.setattr(vector_groups, "EXHAUSTIVE_MAX_TOOLS", 50)
     monkeypatch.setattr(vector_clusters, "PROBES", 4)
     load(conn, tmp_path, IMPORTED)  # a new catalog version each time: reloaded, now grouped
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
@@ -147,7 +147,7 @@ def test_a_large_catalog_is_grouped_and_probed_and_still_finds_them(conn, tmp_pa
 def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_each_filter(
     conn, monkeypatch, profile, may_call_mutating
 ):
-    from router.catalog import semantic_index, vector_clusters
+    from router.catalog import semantic_index, vector_clusters, vector_groups
     from router.catalog.embeddings import catalog_model
 
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
@@ -155,7 +155,7 @@ def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_ea
     query = model.encode(["show me the last 5 commits"])[0]
     kwargs = {"profile": profile, "may_call_mutating": may_call_mutating, "min_cosine": 0.1}
     exhaustive = semantic_index.semantic_index(conn).refresh(model).nearest(query, 12, **kwargs)
-    monkeypatch.setattr(semantic_index, "EXHAUSTIVE_MAX_TOOLS", 50)
+    monkeypatch.setattr(vector_groups, "EXHAUSTIVE_MAX_TOOLS", 50)
     monkeypatch.setattr(vector_clusters, "PROBES", 10_000)  # every group: nothing may be missed
     grouped = semantic_index.SemanticIndex(conn).refresh(model)
     assert grouped._clusters is not None
@@ -170,6 +170,44 @@ def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_ea
     assert all(may_call_mutating or not mutating[tool_id] for tool_id in exhaustive)
     cosines = list(exhaustive.values())
     assert cosines == sorted(cosines, reverse=True) and min(cosines) >= 0.1
+
+
+def test_a_large_catalogs_grouping_is_stored_by_the_load_and_read_by_search(conn, tmp_path, monkeypatch):
+    from router.catalog import semantic_index, vector_clusters, vector_groups
+    from router.catalog.embeddings import catalog_model
+
+    def counts():
+        return conn.execute(
+            "SELECT (SELECT count(*) FROM tool_embeddings), (SELECT count(*) FROM vector_groups),"
+            " (SELECT count(*) FROM vector_centroids)"
+        ).fetchone()
+
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert counts()[1:] == (0, 0)  # small enough to be scored whole: nothing stored
+    monkeypatch.setattr(vector_groups, "EXHAUSTIVE_MAX_TOOLS", 50)
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])  # nothing changed, but not grouped yet
+    vectors, grouped, centroids = counts()
+    assert grouped == vectors > 50 and centroids == 1
+    stored = conn.execute("SELECT group_no FROM vector_groups ORDER BY definition_hash").fetchall()
+
+    def no_kmeans(matrix):
+        raise AssertionError("search grouped the vectors itself")
+
+    monkeypatch.setattr(vector_clusters, "build", no_kmeans)
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])  # unchanged: the grouping stays
+    assert conn.execute("SELECT group_no FROM vector_groups ORDER BY definition_hash").fetchall() == stored
+    model = catalog_model()
+    index = semantic_index.SemanticIndex(conn).refresh(model)
+    assert index._clusters is not None and len(index._clusters.centroids) == round(vectors**0.5)
+    monkeypatch.setattr(vector_clusters, "PROBES", 10_000)
+    query = model.encode(["show me the last 5 commits"])[0]
+    kwargs = {"profile": None, "may_call_mutating": True, "min_cosine": 0.1}
+    monkeypatch.setattr(vector_groups, "EXHAUSTIVE_MAX_TOOLS", 4_096)
+    whole = semantic_index.SemanticIndex(conn).refresh(model)
+    assert whole._clusters is None
+    assert list(index.nearest(query, 12, **kwargs)) == list(whole.nearest(query, 12, **kwargs))
+    load(conn, tmp_path, IMPORTED)  # back under the threshold: what was stored goes
+    assert counts()[1:] == (0, 0)
 
 
 def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):

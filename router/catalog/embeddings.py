@@ -2,7 +2,9 @@
 
 A catalog load calls embed_catalog inside its transaction, after the tool rows: every tool
 definition the model has no vector for yet is embedded (in batches, with progress on stderr
-for a large catalog), and vectors no tool or model uses any more are dropped. A vector is
+for a large catalog), vectors no tool or model uses any more are dropped, and a large
+catalog's vectors are grouped for search again when that changed any
+(router/catalog/vector_groups.py). A vector is
 keyed by the definition hash and the model's identity, so reloading unchanged tools encodes
 nothing and a new model re-embeds everything. Vectors are stored as int8 with one scale per
 vector (a quarter of float32, and a cosine within about 0.01 of the float one).
@@ -15,6 +17,7 @@ from typing import Protocol
 import apsw
 import numpy as np
 
+from router.catalog import vector_groups
 from router.catalog.tool_text import embedding_text
 from router.clock import utc_now_iso
 from router.semantic.choice import configured_model
@@ -85,6 +88,8 @@ def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedS
     conn.execute(DROP_STALE_SQL, {"model": identity})
     dropped = conn.changes()
     if model is None:
+        if dropped:
+            vector_groups.clear(conn)  # no vectors left to group
         return EmbedSummary(None, 0, dropped)
     missing = conn.execute(MISSING_SQL, {"model": identity}).fetchall()
     created = utc_now_iso()
@@ -102,4 +107,5 @@ def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedS
         )
         if show:
             print(f"embedding tools: {start + len(batch)}/{len(missing)}", file=sys.stderr, flush=True)
+    vector_groups.regroup_if_stale(conn, model.identity, vectors_changed=bool(missing) or bool(dropped))
     return EmbedSummary(identity, len(missing), dropped)

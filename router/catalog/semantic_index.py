@@ -3,8 +3,8 @@ any tool, over one float32 matrix.
 
 Loaded once per catalog version and model (like the term statistics), per connection: the
 vectors change only with the catalog. Up to EXHAUSTIVE_MAX_TOOLS rows every row is scored;
-above, the rows are grouped once per load (router/catalog/vector_clusters.py) and a query
-scores the groups nearest to it. Vectors are L2-normalised, so a dot product is the cosine.
+above, the rows are in the groups the catalog load stored (router/catalog/vector_groups.py)
+and a query scores the groups nearest to it. Vectors are L2-normalised, so a dot product is the cosine.
 A tool without a vector (none was computed for this model) has cosine 0 and is never a
 semantic neighbour.
 """
@@ -14,19 +14,18 @@ from typing import cast
 import apsw
 import numpy as np
 
-from router.catalog import vector_clusters
+from router.catalog import vector_clusters, vector_groups
 from router.catalog.embeddings import EmbeddingModel
 from router.db import PerConnection, catalog_version
 
 VECTORS_SQL = """
-SELECT t.id, t.mutating, (SELECT s.profile FROM servers s WHERE s.name = t.server), e.scale, e.vector
+SELECT t.id, t.mutating, (SELECT s.profile FROM servers s WHERE s.name = t.server), e.scale, e.vector,
+       g.group_no
 FROM tools t
 JOIN tool_embeddings e ON e.definition_hash = t.definition_hash AND e.model = :model
+LEFT JOIN vector_groups g ON g.definition_hash = e.definition_hash AND g.model = e.model
 ORDER BY t.id
 """
-# Rows scored one by one (≈0.1 ms a query at 4,096 × 256 on the bench machine); a larger
-# catalog is grouped and probed.
-EXHAUSTIVE_MAX_TOOLS = 4_096
 
 
 class SemanticIndex:
@@ -50,23 +49,22 @@ class SemanticIndex:
         if self._key == (version, model.identity):
             return self
         rows = self._conn.execute(VECTORS_SQL, {"model": model.identity}).fetchall()
+        # column by column (one pass each, in C): at 100,000 tools a row-by-row loop per column
+        # was a third of the load
+        ids, mutating, profiles, scales, vectors, groups = zip(*rows) if rows else ((),) * 6
         self._profiles = {}
-        codes = [self._profiles.setdefault(str(profile), len(self._profiles)) for _, _, profile, _, _ in rows]
-        self.ids = np.array([row[0] for row in rows], np.int64)
-        self._mutating = np.array([bool(row[1]) for row in rows], bool)
+        codes = [self._profiles.setdefault(str(profile), len(self._profiles)) for profile in profiles]
+        self.ids = np.array(ids, np.int64)
+        self._mutating = np.array(mutating, bool)
         self._profile_codes = np.array(codes, np.int32)
         if rows:
-            packed = np.frombuffer(b"".join(cast(bytes, row[4]) for row in rows), np.int8).reshape(
-                len(rows), -1
-            )
-            scales = np.array([row[3] for row in rows], np.float32)
-            self.matrix = packed.astype(np.float32) * scales[:, None]
+            self.matrix = vector_groups.dequantized(cast(list[float], scales), cast(list[bytes], vectors))
         else:
             self.matrix = np.zeros((0, model.dim), np.float32)
         self._clusters = None
-        if len(rows) > EXHAUSTIVE_MAX_TOOLS:
+        if len(rows) > vector_groups.EXHAUSTIVE_MAX_TOOLS:
             # rows reordered group by group, so a probed group is one contiguous slice
-            self._clusters = vector_clusters.build(self.matrix)
+            self._clusters = self._grouping(model, list(groups))
             order = self._clusters.order
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
@@ -74,6 +72,14 @@ class SemanticIndex:
         self._positions = np.arange(len(self.ids))
         self._key = (version, model.identity)
         return self
+
+    def _grouping(self, model: EmbeddingModel, groups: list) -> vector_clusters.Clusters:
+        """The grouping the last load stored; computed here only for a file no load has
+        grouped (one written before the grouping was stored, or by another model)."""
+        centroids = vector_groups.stored_centroids(self._conn, model.identity)
+        if centroids is not None and None not in groups:
+            return vector_clusters.from_assignment(centroids, np.array(groups, np.int64))
+        return vector_clusters.build(self.matrix)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -64,7 +64,20 @@ def build(matrix: np.ndarray) -> Clusters:
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         # a group that lost every row keeps its centroid
         centroids = np.where(norms > 0, sums / np.where(norms > 0, norms, 1.0), centroids)
-    assigned = _nearest(matrix, centroids)
+    return from_assignment(centroids.astype(np.float32), _nearest(matrix, centroids))
+
+
+def from_assignment(centroids: np.ndarray, assigned: np.ndarray) -> Clusters:
+    """The groups of rows whose group numbers are `assigned` (one per row, each < the number
+    of centroids): built at a search from what a load stored (router/catalog/vector_groups.py)."""
     order = np.argsort(assigned, kind="stable")
-    starts = np.searchsorted(assigned[order], np.arange(count + 1))
-    return Clusters(centroids.astype(np.float32), order, starts)
+    starts = np.searchsorted(assigned[order], np.arange(len(centroids) + 1))
+    return Clusters(centroids, order, starts)
+
+
+def assignment(clusters: Clusters) -> np.ndarray:
+    """Each row's group number: the inverse of from_assignment."""
+    assigned = np.empty(len(clusters.order), np.int64)
+    for group in range(len(clusters.centroids)):
+        assigned[clusters.order[clusters.starts[group] : clusters.starts[group + 1]]] = group
+    return assigned
