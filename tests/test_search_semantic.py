@@ -210,6 +210,22 @@ def test_a_large_catalogs_grouping_is_stored_by_the_load_and_read_by_search(conn
     assert counts()[1:] == (0, 0)
 
 
+def test_a_hidden_servers_tools_take_no_neighbours_place(conn):
+    from router.catalog.embeddings import catalog_model
+    from router.catalog.semantic_index import semantic_index
+
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    model = catalog_model()
+    index = semantic_index(conn).refresh(model)
+    query = model.encode(["show me the last 5 commits"])[0]
+    kwargs = {"profile": None, "may_call_mutating": True, "min_cosine": 0.1}
+    server_of = dict(conn.execute("SELECT id, server FROM tools"))
+    everything = index.nearest(query, 200, **kwargs)
+    assert [server_of[tool_id] for tool_id in list(everything)[:3]] == ["git"] * 3
+    shown = [tool_id for tool_id in everything if server_of[tool_id] != "git"][:12]
+    assert list(index.nearest(query, 12, hidden_servers={"git"}, **kwargs)) == shown
+
+
 def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):
     load(conn, tmp_path, IMPORTED)
     assert main(["search", "--db", str(db_path), "--json", "add two numbers"]) == 0

@@ -222,7 +222,13 @@ def _scored_pool(
 
 
 def _semantic_candidates(
-    conn: apsw.Connection, query: str, version: int, limit: int, filters: dict, pool: dict[int, float]
+    conn: apsw.Connection,
+    query: str,
+    version: int,
+    limit: int,
+    filters: dict,
+    pool: dict[int, float],
+    hidden_servers: Collection[str],
 ) -> dict[int, float]:
     """Each candidate's cosine with the query, after adding the query's nearest tools to
     `pool` (at BM25 0); nothing when there is no model or the catalog has no vectors for it."""
@@ -244,6 +250,7 @@ def _semantic_candidates(
         profile=filters["profile"],
         may_call_mutating=filters["may_call_mutating"],
         min_cosine=SEMANTIC_MIN_COSINE,
+        hidden_servers=hidden_servers,
     )
     cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
     for tool_id in neighbours:
@@ -301,7 +308,9 @@ def search(
             row = conn.execute(NAMED_BM25_SQL, {"config": config, "match": match_plan.match, "id": tool_id})
             pool[tool_id] = next((score for (score,) in row), 0.0)
     best_bm25 = max(pool.values(), default=0.0)
-    cosines = _semantic_candidates(conn, query, version, limit, filters, pool) if semantic else {}
+    cosines = (
+        _semantic_candidates(conn, query, version, limit, filters, pool, hidden_servers) if semantic else {}
+    )
     if not pool:
         return []
     rows = conn.execute(

@@ -9,6 +9,7 @@ A tool without a vector (none was computed for this model) has cosine 0 and is n
 semantic neighbour.
 """
 
+from collections.abc import Collection
 from typing import cast
 
 import apsw
@@ -19,8 +20,8 @@ from router.catalog.embeddings import EmbeddingModel
 from router.db import PerConnection, catalog_version
 
 VECTORS_SQL = """
-SELECT t.id, t.mutating, (SELECT s.profile FROM servers s WHERE s.name = t.server), e.scale, e.vector,
-       g.group_no
+SELECT t.id, t.mutating, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server,
+       e.scale, e.vector, g.group_no
 FROM tools t
 JOIN tool_embeddings e ON e.definition_hash = t.definition_hash AND e.model = :model
 LEFT JOIN vector_groups g ON g.definition_hash = e.definition_hash AND g.model = e.model
@@ -40,6 +41,8 @@ class SemanticIndex:
         self._mutating = np.zeros(0, bool)
         self._profile_codes = np.zeros(0, np.int32)
         self._profiles: dict[str, int] = {}
+        self._server_codes = np.zeros(0, np.int32)
+        self._servers: dict[str, int] = {}
         self._clusters: vector_clusters.Clusters | None = None
         self._positions = np.zeros(0, np.int64)
 
@@ -51,12 +54,12 @@ class SemanticIndex:
         rows = self._conn.execute(VECTORS_SQL, {"model": model.identity}).fetchall()
         # column by column (one pass each, in C): at 100,000 tools a row-by-row loop per column
         # was a third of the load
-        ids, mutating, profiles, scales, vectors, groups = zip(*rows) if rows else ((),) * 6
-        self._profiles = {}
-        codes = [self._profiles.setdefault(str(profile), len(self._profiles)) for profile in profiles]
+        ids, mutating, profiles, servers, scales, vectors, groups = zip(*rows) if rows else ((),) * 7
+        self._profiles, self._servers = {}, {}
         self.ids = np.array(ids, np.int64)
         self._mutating = np.array(mutating, bool)
-        self._profile_codes = np.array(codes, np.int32)
+        self._profile_codes = _codes(profiles, self._profiles)
+        self._server_codes = _codes(servers, self._servers)
         if rows:
             self.matrix = vector_groups.dequantized(cast(list[float], scales), cast(list[bytes], vectors))
         else:
@@ -68,6 +71,7 @@ class SemanticIndex:
             order = self._clusters.order
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
+            self._server_codes = self._server_codes[order]
         self._row_of = {int(tool_id): row for row, tool_id in enumerate(self.ids)}
         self._positions = np.arange(len(self.ids))
         self._key = (version, model.identity)
@@ -85,10 +89,18 @@ class SemanticIndex:
         return len(self.ids)
 
     def nearest(
-        self, query: np.ndarray, k: int, *, profile: str | None, may_call_mutating: bool, min_cosine: float
+        self,
+        query: np.ndarray,
+        k: int,
+        *,
+        profile: str | None,
+        may_call_mutating: bool,
+        min_cosine: float,
+        hidden_servers: Collection[str] = (),
     ) -> dict[int, float]:
-        """The `k` tools most like the query (tool id → cosine) that pass the filters and
-        reach `min_cosine`, best first, ties by id."""
+        """The `k` tools most like the query (tool id → cosine) that pass the filters (a
+        hidden server's tools are never hits, so they take no neighbour's place) and reach
+        `min_cosine`, best first, ties by id."""
         if not len(self.ids) or k <= 0:
             return {}
         if self._clusters is None:
@@ -106,6 +118,10 @@ class SemanticIndex:
         if not may_call_mutating:
             mask = ~self._mutating[at]
             kept, at = kept[mask], at[mask]
+        hidden = [self._servers[server] for server in hidden_servers if server in self._servers]
+        if hidden:
+            mask = ~np.isin(self._server_codes[at], hidden)
+            kept, at = kept[mask], at[mask]
         if len(kept) > k:
             best = np.argpartition(-scores[kept], k - 1)[:k]
             kept, at = kept[best], at[best]
@@ -120,6 +136,11 @@ class SemanticIndex:
             return {}
         scores = self.matrix[[row for _, row in rows]] @ query
         return {tool_id: float(score) for (tool_id, _), score in zip(rows, scores)}
+
+
+def _codes(values: tuple, codes: dict[str, int]) -> np.ndarray:
+    """Each value's number in `codes` (filled as values first appear): filters compare ints."""
+    return np.array([codes.setdefault(str(value), len(codes)) for value in values], np.int32)
 
 
 semantic_index = PerConnection(SemanticIndex)
