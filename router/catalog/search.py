@@ -229,9 +229,10 @@ def _semantic_candidates(
     filters: dict,
     pool: dict[int, float],
     hidden_servers: Collection[str],
-) -> dict[int, float]:
+) -> tuple[dict[int, float], float]:
     """Each candidate's cosine with the query, after adding the query's nearest tools to
-    `pool` (at BM25 0); nothing when there is no model or the catalog has no vectors for it."""
+    `pool` (at BM25 0), and the weight of a cosine; nothing when there is no model or the
+    catalog has no vectors for it."""
     # imported here, not with the module: numpy and the model are a search's, and a command
     # that only imports this module (inspect, eval's arguments) must not pay their start-up
     from router.catalog.embeddings import catalog_model
@@ -239,23 +240,27 @@ def _semantic_candidates(
 
     model = catalog_model()
     if model is None:
-        return {}
+        return {}, 0.0
     index = semantic_index(conn).refresh(model, version)
     if not len(index):
-        return {}
+        return {}, 0.0
+    # a model may carry its own weight and floor (the transformer's cosines spread otherwise
+    # than the static model's, router/semantic/onnx_model.py); the static model uses these
+    weight = getattr(model, "semantic_weight", SEMANTIC_WEIGHT)
+    min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,
         profile=filters["profile"],
         may_call_mutating=filters["may_call_mutating"],
-        min_cosine=SEMANTIC_MIN_COSINE,
+        min_cosine=min_cosine,
         hidden_servers=hidden_servers,
     )
     cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    return cosines | neighbours
+    return cosines | neighbours, weight
 
 
 def search(
@@ -308,8 +313,10 @@ def search(
             row = conn.execute(NAMED_BM25_SQL, {"config": config, "match": match_plan.match, "id": tool_id})
             pool[tool_id] = next((score for (score,) in row), 0.0)
     best_bm25 = max(pool.values(), default=0.0)
-    cosines = (
-        _semantic_candidates(conn, query, version, limit, filters, pool, hidden_servers) if semantic else {}
+    cosines, semantic_weight = (
+        _semantic_candidates(conn, query, version, limit, filters, pool, hidden_servers)
+        if semantic
+        else ({}, 0.0)
     )
     if not pool:
         return []
@@ -337,7 +344,7 @@ def search(
             BM25_WEIGHT * pool[tool_id] / best_bm25 if best_bm25 > 0 else 0.0,
             BOOST_WEIGHT * boost,
             tool_id in named,
-            SEMANTIC_WEIGHT * max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS)),
+            semantic_weight * max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS)),
         )
         score = parts.trigger + parts.bm25 + parts.boost + parts.semantic
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
