@@ -11,7 +11,7 @@ timed beside it with the same vectors and mean, in the same run:
 - agreement: on every tool text and query of every set present, whether the token ids the
   vectors are made of (truncated, unknown tokens dropped) are the library's.
 
-Run alone: `python -m bench.static_encode` (needs `tokenizers`: the bench or test extra).
+Run alone: `python -m bench.static_encode` (needs `tokenizers`: the bench extra).
 """
 
 import json
