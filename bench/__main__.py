@@ -17,6 +17,8 @@ BENCHES = [
     "bench.facade_bench",
     "bench.startup",
     "bench.page_tokens",
+    "bench.static_encode",
+    "bench.install_size",
 ]
 SIZES = (1_000, 10_000, 100_000, 250_000)
 

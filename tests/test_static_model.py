@@ -1,16 +1,17 @@
 """The shipped static model and its loader: the same vectors model2vec computes, a stable
-identity of the model's bytes, clear errors for a broken model, and no hub client."""
+identity of the model's bytes, clear errors for a broken model (tests/test_no_hub_client.py:
+no hub client, tests/test_lite_tokenizer.py: the tokenizer's ids)."""
 
 import hashlib
 import json
 import logging
 import shutil
-import subprocess
-import sys
+import struct
 
 import numpy as np
 import pytest
 
+from router.semantic import static_model
 from router.semantic.static_model import (
     MODEL_DIR,
     MODEL_FILES,
@@ -33,6 +34,29 @@ def model() -> StaticModel:
     loaded = default_model()
     assert loaded is not None, "router/semantic/model/ must hold the shipped model"
     return loaded
+
+
+def write_safetensors(path, tensors: dict[str, np.ndarray], dtypes: dict[str, str] | None = None):
+    """The safetensors layout (8-byte header length, JSON header, raw bytes), written here so the
+    test needs no safetensors package; dtypes overrides a tensor's declared dtype."""
+    header, data = {}, b""
+    for name, array in tensors.items():
+        raw = np.ascontiguousarray(array).tobytes()
+        dtype = (dtypes or {}).get(name, {"int8": "I8", "float32": "F32"}[array.dtype.name])
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(array.shape),
+            "data_offsets": [len(data), len(data) + len(raw)],
+        }
+        data += raw
+    encoded = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(encoded)) + encoded + data)
+
+
+def shipped_embeddings() -> np.ndarray:
+    from static_embed_runner.safetensors_lite import load_safetensors
+
+    return load_safetensors(str(MODEL_DIR / "model.safetensors"))["embeddings"]
 
 
 @pytest.fixture
@@ -106,13 +130,59 @@ def test_a_damaged_model_fails_loudly_naming_the_file(model_copy, damage, says):
         load_if_present(model_copy)
 
 
-def test_a_tokenizer_that_does_not_fit_the_vectors_is_refused(model_copy, tmp_path):
-    from safetensors.numpy import load_file, save_file
-
-    tensors = load_file(str(model_copy / "model.safetensors"))
-    save_file({"embeddings": tensors["embeddings"][:-1]}, str(model_copy / "model.safetensors"))
+def test_a_tokenizer_that_does_not_fit_the_vectors_is_refused(model_copy):
+    write_safetensors(model_copy / "model.safetensors", {"embeddings": shipped_embeddings()[:-1]})
     with pytest.raises(ModelError, match="rows"):
         StaticModel.load(model_copy)
+
+
+@pytest.mark.parametrize(
+    ("tensors", "dtypes", "says"),
+    [
+        ({"embeddings": np.zeros((4, 2), np.int8)}, {"embeddings": "F32"}, "unreadable"),  # bytes too few
+        ({"embeddings": np.zeros((4, 2), np.int8)}, {"embeddings": "Q4"}, "unreadable"),  # no such dtype
+        ({"weights": np.zeros((4, 2), np.int8)}, None, "no 2-d tensor 'embeddings'"),
+        ({"embeddings": np.zeros(8, np.int8)}, None, "no 2-d tensor 'embeddings'"),
+        (
+            {"embeddings": np.zeros((4, 2), np.int8), "mapping": np.zeros(4, np.int8)},
+            None,
+            "unexpected tensors",
+        ),
+    ],
+)
+def test_a_weights_file_the_loader_cannot_use_is_refused_naming_it(model_copy, tensors, dtypes, says):
+    write_safetensors(model_copy / "model.safetensors", tensors, dtypes)
+    with pytest.raises(ModelError, match=says) as raised:
+        StaticModel.load(model_copy)
+    assert "model.safetensors" in str(raised.value)
+
+
+def test_a_tokenizer_the_pure_python_tokenizer_cannot_run_is_refused_at_load(model_copy):
+    tokenizer = json.loads((model_copy / "tokenizer.json").read_text())
+    tokenizer["model"]["type"] = "BPE"
+    (model_copy / "tokenizer.json").write_text(json.dumps(tokenizer))
+    with pytest.raises(ModelError, match=r"tokenizer\.json: unsupported: model type 'BPE'"):
+        StaticModel.load(model_copy)
+
+
+def test_text_is_cut_at_max_length_tokens_before_unknown_tokens_are_dropped(model_copy):
+    config = json.loads((model_copy / "config.json").read_text())
+    config["max_length"] = 3
+    (model_copy / "config.json").write_text(json.dumps(config))
+    short = StaticModel.load(model_copy)
+    # 🙂 is one unknown token: it counts towards the 3, then is dropped
+    assert short.token_ids(["files 🙂 folder disk"]) == short.token_ids(["files folder"])
+    assert len(short.token_ids(["list the files in a folder"])[0]) == 3
+
+
+def test_the_word_cache_is_bounded_and_starting_over_changes_no_vector(model, monkeypatch):
+    words = [f"tool{n}word" for n in range(40)]
+    before = model.encode(words)
+    monkeypatch.setattr(static_model, "WORD_CACHE_MAX", 10)
+    again = model.encode(words)
+    assert len(model._tokenizer._word_cache) <= 10
+    assert np.array_equal(before, again)
+    assert np.array_equal(model.encode(words), before)
 
 
 def test_the_shipped_model_is_small_and_its_provenance_matches_its_bytes():
@@ -126,11 +196,13 @@ def test_the_shipped_model_is_small_and_its_provenance_matches_its_bytes():
     assert "Apache License" in provenance["NOTICE"] and provenance["licence"] == "Apache-2.0"
 
 
-def test_encoding_never_imports_a_model_hub_client():
-    code = (
-        "import sys; from router.semantic.static_model import default_model; "
-        "default_model().encode(['hello world']); "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('huggingface_hub', 'torch', 'transformers')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == "[]"
+def test_the_loaders_library_is_mit_and_needs_numpy_alone():
+    """static-embed-runner is what the default install adds for the model: a release that
+    pulled anything more (a hub client) or changed its licence must be looked at first."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    assert metadata.metadata("static-embed-runner")["License-Expression"] == "MIT"
+    required = [Requirement(line) for line in metadata.requires("static-embed-runner") or []]
+    assert [r.name for r in required if r.marker is None or r.marker.evaluate({"extra": ""})] == ["numpy"]

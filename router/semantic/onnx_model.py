@@ -14,12 +14,15 @@ L2-normalised.
 import hashlib
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from tokenizers import Tokenizer
 
 from router.hashing import b3_hex
 from router.semantic.static_model import ModelError
+
+if TYPE_CHECKING:  # the extra's tokenizer: imported when this model loads, never by the default path
+    from tokenizers import Tokenizer
 
 TOKENIZER_FILE = Path(__file__).resolve().parent / "onnx" / "tokenizer.json"
 NAME = "minilm-l6-onnx-int8"
@@ -31,7 +34,7 @@ DIM = 384
 
 
 class OnnxModel:
-    def __init__(self, session, tokenizer: Tokenizer, identity: str, onnx_file: Path):
+    def __init__(self, session, tokenizer: "Tokenizer", identity: str, onnx_file: Path):
         self._session = session
         self.onnx_file = onnx_file
         self._tokenizer = tokenizer
@@ -44,6 +47,7 @@ class OnnxModel:
     @classmethod
     def load(cls, onnx_file: Path, tokenizer_file: Path = TOKENIZER_FILE, sha256: str | None = None):
         import onnxruntime  # the extra: imported only when this model is chosen
+        from tokenizers import Tokenizer
 
         data = onnx_file.read_bytes()
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:

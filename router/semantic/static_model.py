@@ -2,8 +2,11 @@
 
 The files (router/semantic/model/, built by `make model`, see build_model.py):
 - model.safetensors: `embeddings`, one row per token id (int8, float16 or float32; an int8
-  model's single scale is dropped, as model2vec does: the mean is L2-normalised anyway);
-- tokenizer.json: the tokenizer, read by the maintained `tokenizers` library (never a hub);
+  model's single scale is dropped, as model2vec does: the mean is L2-normalised anyway),
+  read with static-embed-runner's numpy-only reader;
+- tokenizer.json: the tokenizer, run by static-embed-runner's pure-Python LiteTokenizer
+  (numpy is the package's only dependency: no hub client, no native tokenizer), with the
+  rewrite of lite_compat.py that makes its ids those of the `tokenizers` library;
 - config.json: model2vec's settings; `max_length` (tokens) bounds a text.
 
 A text's vector is the mean of its tokens' rows, L2-normalised; a text with no known token
@@ -14,15 +17,18 @@ to vectors that model2vec computed.
 
 import json
 import logging
-from collections.abc import Iterator
+import struct
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from safetensors.numpy import load_file
-from tokenizers import Tokenizer
+from static_embed_runner.hf_tokenizer_lite import LiteTokenizer, UnsupportedTokenizerError
+from static_embed_runner.safetensors_lite import load_safetensors
 
 from router.hashing import b3_hex_of_chunks
+from router.semantic.lite_compat import text_rewrite
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +40,12 @@ EMBEDDINGS_KEY = "embeddings"
 # model2vec's default when a config names no max_length
 DEFAULT_MAX_LENGTH = 512
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+# LiteTokenizer remembers every word it has split (up to a million): bounded here so a
+# long-running router that embedded a large catalog does not keep ~100 MB of words. A search's
+# words still hit the cache (queries repeat words); past the bound it starts over.
+WORD_CACHE_MAX = 50_000
+# what a malformed file makes the readers raise (they check nothing themselves)
+_MALFORMED = (struct.error, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError)
 
 
 class ModelError(ValueError):
@@ -41,7 +53,15 @@ class ModelError(ValueError):
 
 
 class StaticModel:
-    def __init__(self, name: str, embeddings: np.ndarray, tokenizer: Tokenizer, config: dict, identity: str):
+    def __init__(
+        self,
+        name: str,
+        embeddings: np.ndarray,
+        tokenizer: LiteTokenizer,
+        tokenizer_config: dict,
+        config: dict,
+        identity: str,
+    ):
         self.name = name
         self.identity = identity
         self.dim = int(embeddings.shape[1])
@@ -49,10 +69,10 @@ class StaticModel:
         # handful of rows, so the 4× memory (≈30 MB at 29.5k × 256) buys nothing but safety
         self._vectors = embeddings.astype(np.float32)
         self._tokenizer = tokenizer
-        self._tokenizer.no_padding()
+        self._rewrite: Callable[[str], str] = text_rewrite(tokenizer_config) or str
         # cut at max_length tokens before unknown tokens are dropped, as model2vec does
-        self._tokenizer.enable_truncation(config.get("max_length") or DEFAULT_MAX_LENGTH)
-        self._unk_id = _unknown_id(tokenizer)
+        self._max_length = int(config.get("max_length") or DEFAULT_MAX_LENGTH)
+        self._unk_id = _unknown_id(tokenizer_config)
 
     @classmethod
     def load(cls, path: Path | str) -> "StaticModel":
@@ -60,38 +80,34 @@ class StaticModel:
         missing = [name for name in MODEL_FILES if not (directory / name).is_file()]
         if missing:
             raise ModelError(f"{directory}: not a model2vec model, missing {', '.join(missing)}")
+        embeddings = _read_embeddings(directory / "model.safetensors")
+        tokenizer_config = _read_json(directory / "tokenizer.json")
+        config = _read_json(directory / "config.json")
         try:
-            tensors = load_file(str(directory / "model.safetensors"))
-        except Exception as exc:  # safetensors raises its own error types for corrupt files
-            raise ModelError(f"{directory / 'model.safetensors'}: unreadable: {exc}") from exc
-        embeddings = tensors.get(EMBEDDINGS_KEY)
-        if embeddings is None or embeddings.ndim != 2:
-            raise ModelError(f"{directory / 'model.safetensors'}: no 2-d tensor '{EMBEDDINGS_KEY}'")
-        if not (embeddings.dtype == np.int8 or embeddings.dtype in FLOAT_DTYPES):
-            raise ModelError(f"{directory / 'model.safetensors'}: unsupported dtype {embeddings.dtype}")
-        if set(tensors) - {EMBEDDINGS_KEY}:
-            # vocabulary-quantised models (token mapping, per-token weights) are not supported
-            raise ModelError(f"{directory / 'model.safetensors'}: unexpected tensors {sorted(set(tensors))}")
-        try:
-            tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
-        except Exception as exc:  # tokenizers raises a bare Exception for a bad file
-            raise ModelError(f"{directory / 'tokenizer.json'}: unreadable: {exc}") from exc
-        try:
-            config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ModelError(f"{directory / 'config.json'}: not JSON: {exc}") from exc
-        if tokenizer.get_vocab_size() != embeddings.shape[0]:
+            token_ids = _token_ids(tokenizer_config)
+            tokenizer = LiteTokenizer(tokenizer_config)  # refuses what it cannot run, at load
+        except UnsupportedTokenizerError as exc:
+            raise ModelError(f"{directory / 'tokenizer.json'}: unsupported: {exc}") from exc
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ModelError(f"{directory / 'tokenizer.json'}: unreadable: {exc!r}") from exc
+        if token_ids != set(range(embeddings.shape[0])):
             raise ModelError(
-                f"{directory}: tokenizer has {tokenizer.get_vocab_size()} tokens, "
+                f"{directory}: tokenizer has {len(token_ids)} tokens (ids up to {max(token_ids, default=-1)}), "
                 f"embeddings {embeddings.shape[0]} rows"
             )
         name = model_name(directory)
-        return cls(name, embeddings, tokenizer, config, model_identity(directory, name))
+        return cls(name, embeddings, tokenizer, tokenizer_config, config, model_identity(directory, name))
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """Each text's token ids, unknown tokens dropped (they carry no meaning), truncated."""
-        encodings = self._tokenizer.encode_batch(texts, add_special_tokens=False)
-        return [[i for i in e.ids if i != self._unk_id] for e in encodings]
+        out = []
+        for text in texts:
+            ids = self._tokenizer.encode(self._rewrite(text))[: self._max_length]
+            out.append([i for i in ids if i != self._unk_id])
+        words = getattr(self._tokenizer, "_word_cache", None)
+        if words is not None and len(words) > WORD_CACHE_MAX:
+            words.clear()
+        return out
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row L2-normalised, or zero for a text with no known token."""
@@ -104,11 +120,44 @@ class StaticModel:
         return out
 
 
-def _unknown_id(tokenizer: Tokenizer) -> int | None:
-    # the tokenizer model's own attribute (WordPiece and BPE carry one), not a
-    # round trip of the whole tokenizer through JSON (27 ms of every CLI search's start)
-    unk = getattr(tokenizer.model, "unk_token", None)
-    return tokenizer.token_to_id(unk) if unk else None
+def _read_embeddings(path: Path) -> np.ndarray:
+    try:
+        tensors = load_safetensors(str(path))
+    except _MALFORMED as exc:  # a header that is not JSON, a dtype or shape that does not fit
+        raise ModelError(f"{path}: unreadable: {exc!r}") from exc
+    embeddings = tensors.get(EMBEDDINGS_KEY)
+    if embeddings is None or embeddings.ndim != 2:
+        raise ModelError(f"{path}: no 2-d tensor '{EMBEDDINGS_KEY}'")
+    if not (embeddings.dtype == np.int8 or embeddings.dtype in FLOAT_DTYPES):
+        raise ModelError(f"{path}: unsupported dtype {embeddings.dtype}")
+    if set(tensors) - {EMBEDDINGS_KEY}:
+        # vocabulary-quantised models (token mapping, per-token weights) are not supported
+        raise ModelError(f"{path}: unexpected tensors {sorted(set(tensors))}")
+    return embeddings
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path}: not JSON: {exc}") from exc
+
+
+def _token_ids(tokenizer_config: dict) -> set[int]:
+    """Every id the tokenizer can produce: its model's vocabulary and its added tokens."""
+    model = tokenizer_config["model"]
+    vocab = model["vocab"]
+    # WordPiece and BPE map piece → id; Unigram lists [piece, score] in id order
+    ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))
+    return ids | {token["id"] for token in tokenizer_config.get("added_tokens") or []}
+
+
+def _unknown_id(tokenizer_config: dict) -> int | None:
+    model = tokenizer_config["model"]
+    if "unk_id" in model:  # Unigram
+        return model["unk_id"]
+    unk = model.get("unk_token")
+    return model["vocab"].get(unk) if unk else None
 
 
 def model_name(directory: Path) -> str:
