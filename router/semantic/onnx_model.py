@@ -64,8 +64,12 @@ class OnnxModel:
         """(len(texts), 384) float32, each row L2-normalised. An empty text still has [CLS] and
         [SEP], so it gets their vector, as in sentence-transformers."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # batched shortest first: a batch is padded to its longest text, so mixing one long
+        # description with short ones makes the model run over padding
+        order = np.argsort([len(text) for text in texts], kind="stable")
         for start in range(0, len(texts), BATCH):
-            encodings = self._tokenizer.encode_batch(texts[start : start + BATCH])
+            rows = order[start : start + BATCH]
+            encodings = self._tokenizer.encode_batch([texts[i] for i in rows])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
             (hidden,) = self._session.run(
@@ -74,7 +78,7 @@ class OnnxModel:
             )
             weights = mask[:, :, None].astype(np.float32)
             sums = (hidden * weights).sum(axis=1)
-            out[start : start + len(encodings)] = sums / np.maximum(weights.sum(axis=1), 1e-9)
+            out[rows] = sums / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
