@@ -1,6 +1,7 @@
 """The transformer model of the extra `semantic-onnx`, and the setting that chooses a model."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from router.catalog.load import load_catalog
 from router.catalog.search import SEMANTIC_MIN_COSINE, SEMANTIC_WEIGHT, search
 from router.catalog.tool_text import embedding_text, name_words
+from router.paths import SEEDS_DIR
 from router.semantic.choice import SETTING, configured_model
 from router.semantic.onnx_model import DIM, OnnxModel, default_onnx_model
 from router.semantic.static_model import ModelError, default_model
@@ -105,3 +107,14 @@ def test_search_ranks_with_the_onnx_models_own_weight_and_floor(model, conn, tmp
         assert hit.explain is not None and hit.explain.bm25 == 0.0
         # int8 vectors and 2-decimal rounding: within 0.015 of the float cosine
         assert hit.explain.semantic == pytest.approx(weight * cosine[hit.name], abs=weight * 0.015)
+
+
+def test_the_seeded_catalog_answers_users_own_words_with_the_transformer(conn, tmp_path, monkeypatch):
+    # what the static model cannot yet (tests/test_search_semantic.py's strict xfail); the two
+    # seeds hold the tools the words favour (git_show, godot_stop_project)
+    for seed in ("git.json", "godot.json"):
+        shutil.copy(SEEDS_DIR / seed, tmp_path / seed)
+    monkeypatch.setenv(SETTING, "onnx")
+    load_catalog(conn, seed_dir=tmp_path, user_files=[])
+    assert search(conn, "show me the last 5 commits")[0].name == "git_log"
+    assert search(conn, "run my godot game project")[0].name == "godot_run_project"
