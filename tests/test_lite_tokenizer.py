@@ -66,8 +66,11 @@ def test_the_texts_where_lite_tokenizer_alone_differs_get_the_reference_ids(mode
 
 
 def test_without_the_rewrite_those_texts_would_differ(model, reference):
-    """The rewrite is what makes them agree (so the test above tests it)."""
-    texts = EDGE_TEXTS[:2] + EDGE_TEXTS[4:8]
+    """The rewrite is what makes them agree (so the test above tests it). Not for the
+    compatibility ideographs (EDGE_TEXTS[6]): the shipped model's trimmed vocabulary holds no
+    CJK ideograph, so they end as [UNK] with or without their decomposition (the sweep below
+    still holds the rewrite to the reference on every one of them)."""
+    texts = EDGE_TEXTS[:2] + EDGE_TEXTS[4:6] + EDGE_TEXTS[7:8]
     unk = model._unk_id
     plain = [[i for i in model._tokenizer.encode(text) if i != unk] for text in texts]
     assert all(ours != theirs for ours, theirs in zip(plain, reference(texts)))
