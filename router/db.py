@@ -144,6 +144,9 @@ ALTER TABLE audit ADD COLUMN read_only_source TEXT;
 # Version 9: tool_embeddings and v_tool_embeddings, each tool's vector from the local
 # semantic model. New objects only: schema.sql creates them; the next catalog load embeds.
 
+# Version 10: vector_centroids and vector_groups, a large catalog's grouping of its vectors
+# for search. New tables only; until a catalog load stores the grouping, search computes it.
+
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
 # by N. They run before schema.sql, whose views may already read what they add.

@@ -51,6 +51,11 @@ def _nearest(matrix: np.ndarray, centroids: np.ndarray) -> np.ndarray:
 
 def build(matrix: np.ndarray) -> Clusters:
     """√n groups of the rows of `matrix` (n × dim, rows L2-normalised or zero)."""
+    return from_assignment(*kmeans(matrix))
+
+
+def kmeans(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """√n centroids of the rows of `matrix` (float32, L2-normalised) and each row's group."""
     count = max(1, round(len(matrix) ** 0.5))
     rng = np.random.default_rng(0)
     sample = matrix[
@@ -64,7 +69,7 @@ def build(matrix: np.ndarray) -> Clusters:
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         # a group that lost every row keeps its centroid
         centroids = np.where(norms > 0, sums / np.where(norms > 0, norms, 1.0), centroids)
-    return from_assignment(centroids.astype(np.float32), _nearest(matrix, centroids))
+    return centroids.astype(np.float32), _nearest(matrix, centroids)
 
 
 def from_assignment(centroids: np.ndarray, assigned: np.ndarray) -> Clusters:
@@ -73,11 +78,3 @@ def from_assignment(centroids: np.ndarray, assigned: np.ndarray) -> Clusters:
     order = np.argsort(assigned, kind="stable")
     starts = np.searchsorted(assigned[order], np.arange(len(centroids) + 1))
     return Clusters(centroids, order, starts)
-
-
-def assignment(clusters: Clusters) -> np.ndarray:
-    """Each row's group number: the inverse of from_assignment."""
-    assigned = np.empty(len(clusters.order), np.int64)
-    for group in range(len(clusters.centroids)):
-        assigned[clusters.order[clusters.starts[group] : clusters.starts[group + 1]]] = group
-    return assigned

@@ -58,12 +58,9 @@ def regroup_if_stale(conn: apsw.Connection, model: str, *, vectors_changed: bool
     clear(conn)
     if not wanted:
         return True
-    rows = conn.execute(MODEL_VECTORS_SQL, {"model": model}).fetchall()
-    matrix = dequantized([cast(float, row[1]) for row in rows], [cast(bytes, row[2]) for row in rows])
-    clusters = vector_clusters.build(matrix)
-    groups = vector_clusters.assignment(clusters)
-    conn.executemany(INSERT_GROUP_SQL, [(row[0], model, int(g)) for row, g in zip(rows, groups)])
-    centroids = np.ascontiguousarray(clusters.centroids, np.float32)
+    hashes, scales, blobs = zip(*conn.execute(MODEL_VECTORS_SQL, {"model": model}).fetchall())
+    centroids, groups = vector_clusters.kmeans(dequantized(scales, blobs))
+    conn.executemany(INSERT_GROUP_SQL, [(h, model, int(g)) for h, g in zip(hashes, groups)])
     conn.execute(
         INSERT_CENTROIDS_SQL,
         {
