@@ -112,16 +112,15 @@ class SemanticIndex:
         # the floor first: it leaves a few dozen of the rows scored, and the filters read only those
         kept = np.flatnonzero(scores >= min_cosine)
         at = kept if rows is None else rows[kept]
+        allowed = np.ones(len(kept), bool)
         if profile is not None:
-            mask = self._profile_codes[at] == self._profiles.get(profile, -1)
-            kept, at = kept[mask], at[mask]
+            allowed &= self._profile_codes[at] == self._profiles.get(profile, -1)
         if not may_call_mutating:
-            mask = ~self._mutating[at]
-            kept, at = kept[mask], at[mask]
+            allowed &= ~self._mutating[at]
         hidden = [self._servers[server] for server in hidden_servers if server in self._servers]
         if hidden:
-            mask = ~np.isin(self._server_codes[at], hidden)
-            kept, at = kept[mask], at[mask]
+            allowed &= ~np.isin(self._server_codes[at], hidden)
+        kept, at = kept[allowed], at[allowed]
         if len(kept) > k:
             best = np.argpartition(-scores[kept], k - 1)[:k]
             kept, at = kept[best], at[best]
