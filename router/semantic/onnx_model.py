@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from router.hashing import b3_hex
-from router.semantic.static_model import ModelError
+from router.semantic.static_model import ModelError, unit_rows
 
 if TYPE_CHECKING:  # the extra's tokenizer: imported when this model loads, never by the default path
     from tokenizers import Tokenizer
@@ -98,9 +98,7 @@ class OnnxModel:
             weights = mask[:, :, None].astype(np.float32)
             sums = (hidden * weights).sum(axis=1)
             out[rows] = sums / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
+        return unit_rows(out)
 
 
 @cache

@@ -115,9 +115,14 @@ class StaticModel:
         for row, ids in enumerate(self.token_ids(texts)):
             if ids:
                 out[row] = self._vectors[ids].mean(axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-        return out
+        return unit_rows(out)
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """`rows` (float32, n × dim) each scaled to length 1 in place; a zero row stays zero."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    np.divide(rows, norms, out=rows, where=norms > 0)
+    return rows
 
 
 def _read_embeddings(path: Path) -> np.ndarray:
