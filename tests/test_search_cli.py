@@ -251,3 +251,15 @@ def test_a_query_file_is_split_on_newlines_only(tmp_path):
     )
     (line,) = read_query_file(queries, need_relevant=True)
     assert line.query == "list\u2028files\u0085now" and line.relevant == ("t",)
+
+
+@pytest.mark.parametrize("page", [False, True])
+def test_search_in_an_empty_catalog_says_how_to_build_it(tmp_path, capsys, page):
+    from router.db import connect
+
+    db = tmp_path / "empty.db"
+    connect(db).close()  # the schema, no tools
+    assert main(["search", "--db", str(db), "list the files", *(["--page"] if page else [])]) == 1
+    captured = capsys.readouterr()
+    assert "is empty: build it with context-router init" in captured.err
+    assert captured.out == ""

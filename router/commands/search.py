@@ -23,7 +23,13 @@ from router.catalog.tool_schema import inspect_tool
 from router.commands import add_db_option, add_servers_option
 from router.db import catalog_size, connect
 from router.errors import QueryError, RouterError
-from router.facade.search_page import compact_json, note_not_searched, page_for_query, page_tokens
+from router.facade.search_page import (
+    compact_json,
+    found_nothing,
+    note_not_searched,
+    page_for_query,
+    page_tokens,
+)
 from router.paths import resolve_db_path, servers_files
 from router.servers import load_servers
 
@@ -72,6 +78,22 @@ def run_search(args: argparse.Namespace) -> int:
     servers = load_servers(servers_files(args.servers))
     # what a router on these servers files marks: what cannot be called here, and why
     unavailable = Availability().unavailable(conn, servers, Path.cwd().resolve())
+    if args.page:  # the page searches itself: one search, not the list's and then the page's
+        page = page_for_query(
+            conn,
+            args.query,
+            limit=args.limit,
+            unavailable=unavailable,
+            settings=servers.search,
+            profile=args.profile,
+            breaker_open_s=servers.defaults.breaker_open_s,
+        )
+        if found_nothing(page) and _refused_empty(conn, args.db):
+            return 1
+        print(compact_json(page))
+        sys.stdout.flush()
+        print(f"({page_tokens(page)} tokens, cl100k)", file=sys.stderr)
+        return 0
     hits = search(
         conn,
         args.query,
@@ -82,27 +104,8 @@ def run_search(args: argparse.Namespace) -> int:
         unavailable=unavailable,
         hidden_servers=servers.search.not_searched(unavailable),
     )
-    if not hits and catalog_size(conn) == 0:
-        print(
-            f"the catalog in {resolve_db_path(args.db)} is empty: build it with context-router init "
-            "(or make catalog in a checkout)",
-            file=sys.stderr,
-        )
+    if not hits and _refused_empty(conn, args.db):
         return 1
-    if args.page:
-        page = page_for_query(
-            conn,
-            args.query,
-            limit=args.limit,
-            unavailable=unavailable,
-            settings=servers.search,
-            profile=args.profile,
-            breaker_open_s=servers.defaults.breaker_open_s,
-        )
-        print(compact_json(page))
-        sys.stdout.flush()
-        print(f"({page_tokens(page)} tokens, cl100k)", file=sys.stderr)
-        return 0
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0
@@ -119,6 +122,19 @@ def run_search(args: argparse.Namespace) -> int:
     if not hits:
         print("no matching tools")
     return 0
+
+
+def _refused_empty(conn, db: str | None) -> bool:
+    """Whether the catalog is empty, said on stderr with how to build it (nothing found in an
+    empty catalog is not an answer)."""
+    if catalog_size(conn) != 0:
+        return False
+    print(
+        f"the catalog in {resolve_db_path(db)} is empty: build it with context-router init "
+        "(or make catalog in a checkout)",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _shown_score(hit: SearchHit) -> str:

@@ -30,7 +30,7 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
-from router.facade.search_page import note_not_searched, page_for_query
+from router.facade.search_page import found_nothing, note_not_searched, page_for_query
 from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
@@ -164,7 +164,7 @@ def _search_answer(
         )
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
-    if not page["tools"] and "unavailable" not in page and catalog_size(conn) == 0:
+    if found_nothing(page) and catalog_size(conn) == 0:
         page["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
     if ctx.wake_on_search and page["tools"]:
         record.wake = _servers_to_wake(conn, page["tools"][0]["name"])

@@ -94,6 +94,11 @@ def page_for_query(
     return compose_page(hits, tool_servers(conn, hits), limit)
 
 
+def found_nothing(page: Mapping[str, Any]) -> bool:
+    """No tool on the page, callable or not (an empty catalog's page, or a query matching nothing)."""
+    return not page["tools"] and "unavailable" not in page
+
+
 def compose_page(
     hits: Sequence[SearchHit],
     servers: Mapping[str, str],
