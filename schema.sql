@@ -519,6 +519,10 @@ ORDER BY h.skill;
 -- small on large catalogs (very common terms are pruned).
 CREATE VIRTUAL TABLE IF NOT EXISTS tools_fts_terms USING fts5vocab(tools_fts, 'row');
 
+-- Every hit of every indexed term (row, column, offset): search reads a word's hits from here
+-- once per catalog version and scores BM25 over them in memory (router/catalog/lexical_index.py).
+CREATE VIRTUAL TABLE IF NOT EXISTS tools_fts_instances USING fts5vocab(tools_fts, 'instance');
+
 -- Each trigger phrase and boost keyword of a tool as its own row, lower-cased, with
 -- punctuation trimmed from its ends: the search statement finds the phrases present in a
 -- query by looking up the query's word n-grams here (an index seek per n-gram) instead of

@@ -19,7 +19,7 @@ from router.errors import MissingDatabaseError, SchemaVersionError
 from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -146,6 +146,9 @@ ALTER TABLE audit ADD COLUMN read_only_source TEXT;
 
 # Version 10: vector_centroids and vector_groups, a large catalog's grouping of its vectors
 # for search. New tables only; until a catalog load stores the grouping, search computes it.
+
+# Version 11: tools_fts_instances, the FTS5 vocabulary table of every term's hits, which
+# search reads postings from. A virtual table over the existing index: nothing to rebuild.
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed

@@ -17,7 +17,6 @@ from router.facade.search_page import (
     fit_page,
     page_for_query,
     page_tokens,
-    tool_servers,
 )
 from router.paths import SEEDS_DIR
 from router.servers import SearchSettings
@@ -67,7 +66,7 @@ def test_an_uncallable_match_below_the_best_callable_tool_is_not_mentioned(seede
     unavailable = default_install(seeded)
     hits = search(seeded, "list git branches", limit=MAX_LIMIT, unavailable=unavailable)
     assert any(not hit.available for hit in hits)  # matches exist, all of them ranked below
-    page = compose_page(hits, tool_servers(seeded, hits), 10)
+    page = compose_page(hits, 10)
     assert "unavailable" not in page
     callable_names = [hit.name for hit in hits if hit.available][:10]
     assert [tool["name"] for tool in page["tools"]] == callable_names
@@ -96,14 +95,15 @@ def test_every_page_stays_within_the_budget_on_both_installs(seeded):
 def long_hit(i: int, available: bool) -> SearchHit:
     name = f"tool_{i:03d}_" + "x" * 118
     reason = None if available else "not installed: " + "install this very long thing; " * 100
-    return SearchHit(name, "profile-" + "p" * 40, "word " * 20, 10.0 - i, available, reason)
+    return SearchHit(
+        name, "profile-" + "p" * 40, "word " * 20, 10.0 - i, available, reason, server=f"server-{i}"
+    )
 
 
 def test_the_budget_holds_for_the_longest_names_and_install_lines_a_catalog_may_hold():
     # uncallable ones first, each of its own server, then callable ones: every kind of entry
     hits = [long_hit(i, available=i >= 5) for i in range(50)]
-    servers = {hit.name: f"server-{i}" for i, hit in enumerate(hits)}
-    page = compose_page(hits, servers, MAX_LIMIT)
+    page = compose_page(hits, MAX_LIMIT)
     assert page_tokens(page) <= PAGE_TOKEN_BUDGET
     # the cuts keep the best of each kind: the best callable tool and the best server
     assert page["tools"][0]["name"] == hits[5].name
@@ -113,9 +113,9 @@ def test_the_budget_holds_for_the_longest_names_and_install_lines_a_catalog_may_
 
 def test_a_page_over_budget_shortens_the_lowest_summaries_first(seeded):
     hits = search(seeded, "read a file", limit=10, unavailable={})
-    full = compose_page(hits, {}, 10)
+    full = compose_page(hits, 10)
     budget = page_tokens(full) - 10
-    cut = compose_page(hits, {}, 10, budget=budget)
+    cut = compose_page(hits, 10, budget=budget)
     assert page_tokens(cut) <= budget
     assert [tool["name"] for tool in cut["tools"]] == [hit.name for hit in hits]  # nothing dropped
     assert cut["tools"][0]["summary"] == hits[0].summary  # the best one is untouched
@@ -148,10 +148,12 @@ def test_an_uncallable_tool_scoring_above_the_best_callable_one_is_named_though_
     # search's order: the penalty put git_log (12.0) below a loose callable match (10.0)
     hits = [
         SearchHit("hang_forever", "custom", "Never answer.", 10.0),
-        SearchHit("git_log", "core", "Shows the commit logs.", 12.0, False, "not usable here; fix: x"),
-        SearchHit("git_show", "core", "Shows a commit.", 9.5, False, "not usable here; fix: x"),
+        SearchHit(
+            "git_log", "core", "Shows the commit logs.", 12.0, False, "not usable here; fix: x", server="git"
+        ),
+        SearchHit("git_show", "core", "Shows a commit.", 9.5, False, "not usable here; fix: x", server="git"),
     ]
-    page = compose_page(hits, {"git_log": "git", "git_show": "git"}, 10)
+    page = compose_page(hits, 10)
     assert [tool["name"] for tool in page["tools"]] == ["hang_forever"]
     assert page["unavailable"] == [
         {"server": "git", "profile": "core", "tools": ["git_log"], "reason": "not usable here; fix: x"}

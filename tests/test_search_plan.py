@@ -1,4 +1,4 @@
-"""Search on catalogs and queries nobody here wrote: stop words, bounded candidates, the
+"""Search on catalogs and queries nobody here wrote: stop words, every candidate ranked by the
 BM25 the router computes itself, exact names, and tools that cannot be called here."""
 
 import json
@@ -9,6 +9,7 @@ from router.catalog import match_plan, phrases
 from router.catalog.load import load_catalog
 from router.catalog.query_words import query_words
 from router.catalog.search import BM25_WEIGHT, UNAVAILABLE_PENALTY, search
+from router.catalog.search_filters import Filters
 from router.db import connect
 from router.errors import QueryError
 from router.fts import fts_or_query
@@ -135,56 +136,26 @@ def test_a_lone_surrogate_is_a_query_error(registry, query):
         search(registry, query)
 
 
-# --- bounded candidates -----------------------------------------------------------------
-
-
-def restricted(monkeypatch):
-    """As in a catalog too large to rank every candidate, with a tiny candidate budget."""
-    monkeypatch.setattr(match_plan, "MAX_FULLY_RANKED_TOOLS", 0)
-    monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
-    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
-
-
-def test_over_the_candidate_budget_common_words_must_co_occur(registry, monkeypatch):
-    restricted(monkeypatch)
-    query = "hey can you list issues of acme on github please"
-    plan = match_plan.plan(registry, query_words(registry, query), [])
-    assert plan.skip > 0 and plan.builtin_share is None and " AND " in plan.match.split(") AND (")[0]
-    count = registry.execute(
-        "SELECT count(*) FROM tools_fts WHERE tools_fts MATCH ?", (plan.match.split(") AND (")[0] + ")",)
-    ).fetchone()[0]
-    assert count <= 4
-    hits = search(registry, query, explain=True)
-    assert hits[0].name == "acme_github_list_issues"
-    assert hits[0].explain.trigger > 0 and hits[0].explain.boost > 0
-
-
-def test_words_in_a_quarter_of_the_catalog_are_scored_but_not_combined(registry, monkeypatch):
-    # 'github' and 'issues' are in 32 of 68 tools: ANDing them into every co-occurrence group
-    # would make each count read their long doclists and tell few tools apart
-    restricted(monkeypatch)
-    plan = match_plan.plan(registry, query_words(registry, "list issues of acme on github"), [])
-    restriction, scored = plan.match.split(") AND (")
-    assert '"acme"' in restriction and '"list"' in restriction
-    assert '"github"' not in restriction and '"issues"' not in restriction
-    assert '"github"' in scored and '"issues"' in scored
+# --- every candidate ranked -------------------------------------------------------------
 
 
 def brute_force_ranking(conn, query, limit=10):
-    """Every row holding a selector, scored by router_bm25 over all the plan's words: what
-    ranking every candidate gives (no trigger or boost phrase in these queries)."""
-    from router.catalog import bm25
-    from router.catalog.search import COLUMN_WEIGHTS
-
-    bm25.register(conn)
+    """Every row holding a selector, ranked by FTS5's own bm25() (no trigger or boost phrase in
+    these queries): MATCH (selectors) AND (all scored words) counts each selector twice and
+    each stop word once, so half its value is BM25 with the stop words at half their IDF, the
+    router's score."""
     plan = match_plan.plan(conn, query_words(conn, query), [])
     words = [w.text for w in plan.scored]
-    selectors = [w.text for w in plan.scored if not w.stop] or words
-    config = bm25.scoring_config(len(selectors), COLUMN_WEIGHTS, list(plan.idfs))
+    selectors = [w.text for w in plan.selectors]
+    share = 1.0 if selectors == words else 0.5
+    match = (
+        fts_or_query(words) if share == 1.0 else f"({fts_or_query(selectors)}) AND ({fts_or_query(words)})"
+    )
     rows = conn.execute(
-        "SELECT t.name, router_bm25(tools_fts, ?) AS s FROM tools_fts JOIN tools t ON t.id = tools_fts.rowid "
-        "WHERE tools_fts MATCH ? ORDER BY s DESC, t.name LIMIT ?",
-        (config, f"({fts_or_query(selectors)}) AND ({fts_or_query(words)})", limit),
+        "SELECT t.name, -? * bm25(tools_fts, 3.0, 1.0, 0.5, 1.0, 1.0) AS s "
+        "FROM tools_fts JOIN tools t ON t.id = tools_fts.rowid "
+        "WHERE tools_fts MATCH ? ORDER BY s DESC, t.id LIMIT ?",
+        (share, match, limit),
     )
     return [(name, score) for name, score in rows]
 
@@ -192,31 +163,26 @@ def brute_force_ranking(conn, query, limit=10):
 @pytest.mark.parametrize(
     "query",
     [
-        "can you list the issues of the acme organisation please",  # stop words: selectors counted twice
+        "can you list the issues of the acme organisation please",  # stop words at half their IDF
         "issues acme organisation",  # selectors only
         "show me what globex has in its issues please",
     ],
 )
-def test_a_small_catalog_ranks_every_candidate(registry, monkeypatch, query):
-    """Under MAX_FULLY_RANKED_TOOLS, FTS5's bm25() ranks every row a selector selects, and its
-    share of it is the router's BM25 exactly: a candidate budget too small for the query
-    changes nothing (in a large catalog it would restrict the candidates)."""
-    monkeypatch.setattr(match_plan, "MAX_CANDIDATE_ROWS", 4)
-    monkeypatch.setattr(match_plan, "MAX_WHOLE_ROWS", 4)
-    plan = match_plan.plan(registry, query_words(registry, query), [])
-    assert plan.builtin_share is not None
+def test_every_candidate_is_ranked_by_fts5_bm25(registry, query):
+    """The in-memory BM25 (router/catalog/lexical_index.py) ranks every row a selector selects
+    as FTS5's own bm25() does, and the BM25 part is its share of the best."""
     hits = search(registry, query, explain=True, semantic=False)
     expected = brute_force_ranking(registry, query)
     assert len(hits) == len(expected) > 4
     assert [h.name for h in hits] == [name for name, _ in expected]
     best = expected[0][1]
-    for hit, (_, score) in zip(hits, expected):  # the BM25 part is the share of the best
+    for hit, (_, score) in zip(hits, expected):
         assert hit.explain.bm25 == pytest.approx(BM25_WEIGHT * score / best, rel=1e-9)
 
 
 def test_the_best_candidate_is_found_past_the_first_rows_of_the_match(tmp_path):
-    """FTS5's bm25() ranks all the rows of its match, not the first few hundred it reads (the
-    restricted plan's scan cap): a word in 600 of 1,300 tools, the best of them the last row."""
+    """Every row of the match is ranked, not the first few hundred: a word in 600 of 1,300
+    tools, the best of them the last row."""
     tools = [
         tool(f"widget_{i:04}", f"Widget {i} of the frobnicate pipeline, among many others.")
         for i in range(600)
@@ -224,19 +190,28 @@ def test_the_best_candidate_is_found_past_the_first_rows_of_the_match(tmp_path):
     tools += [tool(f"gadget_{i:04}", f"Gadget {i}, which does something else entirely.") for i in range(700)]
     tools.append(tool("zeta_frobnicate", "Frobnicate: run the frobnicate step."))
     conn = load(connect(tmp_path / "c.db"), tmp_path, tools)
-    assert match_plan.plan(conn, query_words(conn, "frobnicate"), []).builtin_share == 1.0
-    assert search(conn, "frobnicate", limit=1)[0].name == "zeta_frobnicate"
+    assert search(conn, "frobnicate", limit=1, semantic=False)[0].name == "zeta_frobnicate"
 
 
-def test_a_phrase_of_stop_words_only_keeps_the_restriction(registry):
+def test_a_phrase_of_stop_words_only_selects_rows_of_its_own(registry, tmp_path):
     """A matched phrase that no selector covers can select rows of its own, which ranking the
-    selectors' rows would miss: the plan keeps it as a condition of the restriction."""
+    selectors' rows would miss: the plan keeps it, and its tool is a candidate."""
     words = query_words(registry, "list issues of acme")
-    covered = match_plan.Condition('{triggers} : "list issues"', 8, frozenset({"list", "issues"}))
-    uncovered = match_plan.Condition('{triggers} : "of the"', 8, frozenset({"of", "the"}))
-    assert match_plan.plan(registry, words, [covered]).builtin_share == 0.5
-    plan = match_plan.plan(registry, words, [uncovered])
-    assert plan.builtin_share is None and '{triggers} : "of the"' in plan.match
+    covered = match_plan.Condition('{triggers} : "list issues"', frozenset({"list", "issues"}))
+    uncovered = match_plan.Condition('{triggers} : "of the"', frozenset({"of", "the"}))
+    assert match_plan.plan(registry, words, [covered]).phrase_conditions == ()
+    assert match_plan.plan(registry, words, [uncovered]).phrase_conditions == ('{triggers} : "of the"',)
+    conn = load(
+        connect(tmp_path / "p.db"),
+        tmp_path,
+        [
+            *NEAR_DUPLICATES,
+            tool("capabilities", "Lists this server's abilities.", triggers=["what can you do"]),
+        ],
+    )
+    hits = search(conn, "what can you do about the weather in oslo", explain=True, semantic=False)
+    assert {"weather_oslo", "capabilities"} <= {hit.name for hit in hits}
+    assert next(hit for hit in hits if hit.name == "capabilities").explain.trigger > 0
 
 
 def test_phrases_found_in_memory_and_in_sql_agree(registry, monkeypatch):
@@ -245,29 +220,28 @@ def test_phrases_found_in_memory_and_in_sql_agree(registry, monkeypatch):
     # a catalog with more phrases than the cache holds is looked up with SQL on every query
     monkeypatch.setattr(phrases, "MAX_CACHED_PHRASES", 0)
     phrases._catalog_phrases(registry).refresh(None)
-    assert phrases._catalog_phrases(registry).counts is None
+    assert phrases._catalog_phrases(registry).kinds is None
     assert [search(registry, q, explain=True) for q in queries] == cached
     assert cached[0][0].explain.trigger > 0 and cached[2][0].explain.boost > 0
 
 
-def test_the_router_bm25_is_fts5_bm25(seeded):
-    """router_bm25 (IDFs passed in) gives FTS5's own bm25() for every row it scores."""
-    from router.catalog import bm25
+def test_the_in_memory_bm25_is_fts5_bm25(seeded):
+    """The lexical index gives FTS5's own bm25() for every row a query's words select."""
+    from router.catalog.lexical_index import lexical_index
+    from router.catalog.search import COLUMN_WEIGHTS
 
-    bm25.register(seeded)
-    weights = (3.0, 1.0, 0.5, 1.0, 1.0)
+    index = lexical_index(seeded).refresh(None, COLUMN_WEIGHTS)
     for query in ["install apk device", "git commit log branch", "read file directory", "screenshot"]:
-        words = query_words(seeded, query)
-        plan = match_plan.plan(seeded, words, [])
-        config = bm25.scoring_config(0, weights, list(plan.idfs))
+        plan = match_plan.plan(seeded, query_words(seeded, query), [])
+        stems = [w.stem for w in plan.scored]
+        ranking = index.ranked(stems, list(zip(stems, plan.idfs)), index.positions([]), 50, Filters())
         rows = seeded.execute(
-            "SELECT rowid, -bm25(tools_fts, 3.0, 1.0, 0.5, 1.0, 1.0), router_bm25(tools_fts, ?) "
-            "FROM tools_fts WHERE tools_fts MATCH ?",
-            (config, " OR ".join(f'"{w.text}"' for w in plan.scored)),
+            "SELECT rowid, -bm25(tools_fts, 3.0, 1.0, 0.5, 1.0, 1.0) FROM tools_fts WHERE tools_fts MATCH ?",
+            (" OR ".join(f'"{w.text}"' for w in plan.scored),),
         ).fetchall()
         assert len(rows) > 3, query
-        for _, builtin, ours in rows:
-            assert ours == pytest.approx(builtin, rel=1e-9, abs=1e-9), query
+        for rowid, builtin in rows:
+            assert ranking.bm25(rowid) == pytest.approx(builtin, rel=1e-9, abs=1e-9), query
 
 
 # --- exact names ------------------------------------------------------------------------

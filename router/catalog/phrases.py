@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from router.catalog.match_plan import MAX_CANDIDATE_ROWS, Condition
+from router.catalog.match_plan import Condition
 from router.db import PerConnection, scalar
 from router.fts import fts_string
 
@@ -26,21 +26,16 @@ _PHRASE_EDGE_PUNCTUATION = string.punctuation + "‘’“”–—…"
 # Distinct (phrase, kind) pairs kept in memory per connection (≈100 bytes each): every
 # hand-written seed catalog and most real ones fit; a registry-sized catalog is looked up in SQL.
 MAX_CACHED_PHRASES = 100_000
-# How many tools have a phrase, counted up to this (beyond it only "many" matters).
-PHRASE_TOOLS_CAP = MAX_CANDIDATE_ROWS + 1
 
-# Each (phrase, kind) of the catalog with its tools counted up to the cap; at most :limit rows.
-PHRASE_COUNTS_SQL = """
-SELECT phrase, kind, count(*) FROM tool_phrases GROUP BY phrase, kind LIMIT :limit
+# Each (phrase, kind) of the catalog; at most :limit rows.
+PHRASE_KINDS_SQL = """
+SELECT DISTINCT phrase, kind FROM tool_phrases LIMIT :limit
 """
 MATCHED_PHRASES_SQL = """
 SELECT g.value, k.kind
 FROM json_each(:ngrams) g
 JOIN (SELECT 'trigger' AS kind UNION ALL SELECT 'boost') k
 WHERE EXISTS (SELECT 1 FROM tool_phrases t WHERE t.phrase = g.value AND t.kind = k.kind)
-"""
-PHRASE_TOOLS_SQL = """
-SELECT count(*) FROM (SELECT 1 FROM tool_phrases WHERE phrase = :phrase AND kind = :kind LIMIT :cap)
 """
 LONGEST_PHRASE_SQL = """
 SELECT coalesce(max(length(phrase) - length(replace(phrase, ' ', '')) + 1), 0) FROM tool_phrases
@@ -74,27 +69,27 @@ class MatchedPhrases:
 
 class CatalogPhrases:
     """Per connection: the catalog's longest phrase and, when they fit, its phrases with their
-    tool counts, read again when the catalog version changes."""
+    kinds, read again when the catalog version changes."""
 
     def __init__(self, conn: apsw.Connection):
         self._conn = conn
         self._version: int | None = None
         self.longest = 0
-        self.counts: dict[str, dict[str, int]] | None = None
+        self.kinds: dict[str, list[str]] | None = None
 
     def refresh(self, version: int | None) -> None:
         if version == self._version:
             return
         self._version = version
         self.longest = scalar(self._conn, LONGEST_PHRASE_SQL)
-        rows = self._conn.execute(PHRASE_COUNTS_SQL, {"limit": MAX_CACHED_PHRASES + 1}).fetchall()
+        rows = self._conn.execute(PHRASE_KINDS_SQL, {"limit": MAX_CACHED_PHRASES + 1}).fetchall()
         if len(rows) > MAX_CACHED_PHRASES:
-            self.counts = None
+            self.kinds = None
             return
-        counts: dict[str, dict[str, int]] = {}
-        for phrase, kind, tools in rows:
-            counts.setdefault(str(phrase), {})[str(kind)] = min(int(tools), PHRASE_TOOLS_CAP)  # type: ignore[arg-type]
-        self.counts = counts
+        kinds: dict[str, list[str]] = {}
+        for phrase, kind in rows:
+            kinds.setdefault(str(phrase), []).append(str(kind))
+        self.kinds = kinds
 
 
 _catalog_phrases = PerConnection(CatalogPhrases)
@@ -107,25 +102,17 @@ def matched_phrases(conn: apsw.Connection, query: str, version: int | None) -> M
     grams = phrase_ngrams(query, catalog.longest)
     if not grams:
         return MatchedPhrases([], [])
-    found: list[tuple[str, str, int | None]]
-    if catalog.counts is not None:
-        found = [
-            (gram, kind, tools) for gram in grams for kind, tools in catalog.counts.get(gram, {}).items()
-        ]
+    found: list[tuple[str, str]]
+    if catalog.kinds is not None:
+        found = [(gram, kind) for gram in grams for kind in catalog.kinds.get(gram, ())]
     else:
         rows = conn.execute(MATCHED_PHRASES_SQL, {"ngrams": json.dumps(grams, ensure_ascii=False)})
-        found = [(str(phrase), str(kind), None) for phrase, kind in rows]
+        found = [(str(phrase), str(kind)) for phrase, kind in rows]
     # A one-word phrase selects no row its word does not (the word is in the query too), so
     # only phrases of several words are conditions of their own.
     conditions = [
-        Condition(
-            f"{{{COLUMN[kind]}}} : {fts_string(phrase)}",
-            tools
-            if tools is not None
-            else scalar(conn, PHRASE_TOOLS_SQL, {"phrase": phrase, "kind": kind, "cap": PHRASE_TOOLS_CAP}),
-            frozenset(phrase.split()),
-        )
-        for phrase, kind, tools in found
+        Condition(f"{{{COLUMN[kind]}}} : {fts_string(phrase)}", frozenset(phrase.split()))
+        for phrase, kind in found
         if " " in phrase
     ]
-    return MatchedPhrases(sorted({phrase for phrase, _, _ in found}), conditions)
+    return MatchedPhrases(sorted({phrase for phrase, _ in found}), conditions)

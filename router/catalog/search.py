@@ -3,43 +3,42 @@
 score = 3.0 × trigger match + 10.0 × BM25 / the query's best BM25 + 2.0 × boost match
         + W × cosine(query, tool) (SEMANTIC_WEIGHT)
 
-The query text is never handed to FTS5 as syntax: it is split into words by the index's own
-tokenizer (router/catalog/query_words.py) and each word is quoted, so quotes, '*', ':', NEAR,
-'-', parentheses and the like are only words.
+The query is split into words by the index's own tokenizer (router/catalog/query_words.py),
+so a word's postings and document count are the index's own; the only FTS5 syntax search
+builds is quoted strings (a phrase of stop words only, PHRASE_ROWS_SQL), so quotes, '*',
+':', NEAR, '-', parentheses and the like are only words.
 
-FTS5 selects the candidates the match plan allows (router/catalog/match_plan.py: bounded
-however common the words) and BM25 scores them (POOL_SQL_*: FTS5's own bm25() when they are
-few, router_bm25 otherwise); the best POOL_MARGIN beyond `limit` (NO_PHRASE_POOL_MARGIN when
-the query holds no trigger or boost phrase of the catalog, router/catalog/phrases.py) get
-their trigger and boost parts from tool_phrases (an index seek per candidate, however many
-tools share a phrase) and what a hit shows (HITS_SQL). The query's nearest tools by the local
-semantic model (router/catalog/semantic_index.py) join those candidates, so a tool that
-shares no word with the query can still be found, and every candidate gets its cosine. The final order puts a tool the whole
-query names first (router/catalog/exact_names.py), then the score, a tool that cannot be
-called now (quarantined, its server unavailable here, or its breaker open) demoted by
-UNAVAILABLE_PENALTY, then the name.
+The match plan (router/catalog/match_plan.py) says which words select candidates and which
+are scored; every candidate is scored by BM25 in memory from FTS5's postings
+(router/catalog/lexical_index.py). The best POOL_MARGIN beyond `limit` (NO_PHRASE_POOL_MARGIN
+when the query holds no trigger or boost phrase of the catalog, router/catalog/phrases.py)
+get their trigger and boost parts from tool_phrases and what a hit shows
+(router/catalog/hit_rows.py). The query's nearest tools by the
+local semantic model (router/catalog/semantic_index.py) join those candidates, so a tool that
+shares no word with the query can still be found, and every candidate gets its cosine. The
+final order puts a tool the whole query names first (router/catalog/exact_names.py), then the
+score, a tool that cannot be called now (quarantined, its server unavailable here, or its
+breaker open) demoted by UNAVAILABLE_PENALTY, then the name.
 """
 
-import json
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import apsw
 
-from router.catalog import bm25, exact_names, quarantine
-from router.catalog.match_plan import (
-    MAX_BUILTIN_ROWS,
-    MAX_SCANNED_ROWS,
-    MatchPlan,
-    plan,
-    term_stats,
-)
+from router.catalog import exact_names, quarantine
+from router.catalog.hit_rows import changing_state, phrase_kinds, tool_rows
+from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
+from router.catalog.search_filters import Filters
 from router.clock import unix_now
-from router.db import PerConnection
 from router.errors import QueryError
 from router.facade.breaker import OPEN_SECONDS
+
+if TYPE_CHECKING:
+    from router.catalog.lexical_index import Ranking
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
@@ -100,59 +99,9 @@ POOL_MARGIN = 15
 # the margin then only refills the page when unavailable tools are demoted.
 NO_PHRASE_POOL_MARGIN = 5
 
-_POOL_TEMPLATE = """
-SELECT id, bm25 FROM (
-    SELECT rowid AS id, {score} AS bm25
-    FROM tools_fts
-    WHERE tools_fts MATCH :match
-      AND (:unfiltered OR EXISTS (
-            SELECT 1 FROM v_search f WHERE f.id = tools_fts.rowid
-            AND (:profile IS NULL OR f.profile = :profile)
-            AND (:may_call_mutating OR f.mutating = 0)
-            AND f.server NOT IN (SELECT value FROM json_each(:hidden))))
-    LIMIT :scan_cap)
-ORDER BY bm25 DESC, id
-LIMIT :pool
-"""
-# The candidates, scored: FTS5's own bm25() (negated: larger is better; the plan's share of
-# it) when the plan lets it score the match, else router_bm25 with the IDFs passed in,
-# scoring only the plan's words. The inner LIMIT caps the rows scored, whichever they are:
-# the plan keeps FTS5's bm25() to matches of at most MAX_BUILTIN_ROWS rows, so it ranks them
-# all.
-POOL_SQL_FTS5_BM25 = _POOL_TEMPLATE.format(
-    score="-:share * bm25(tools_fts, :w_name, :w_description, :w_args, :w_triggers, :w_boost)"
-)
-POOL_SQL_ROUTER_BM25 = _POOL_TEMPLATE.format(score=f"{bm25.FUNCTION_NAME}(tools_fts, :config)")
-
-# A tool the whole query names, scored alone when BM25 did not bring it into the pool.
-NAMED_BM25_SQL = f"""
-SELECT {bm25.FUNCTION_NAME}(tools_fts, :config) FROM tools_fts WHERE tools_fts MATCH :match AND rowid = :id
-"""
-
-# What a hit shows and what ranks it, for the pooled candidates: the trigger and boost
-# phrases of the query each one has (one index seek per candidate for both kinds, a bit
-# each: TRIGGER_BIT, BOOST_BIT; left out when the query holds no phrase of the catalog), its
-# server's reason to be unavailable here, its breaker, and its quarantine. The reason is a
-# key lookup (json_extract; server names never hold a quote): a json_each scan of the
-# mapping per candidate cost 0.18 ms a search with 135 unavailable servers, the lookup 0.06 ms.
-_HITS_TEMPLATE = """
-SELECT v.id, v.name, v.profile, v.summary, {phrase_bits},
-       json_extract(:unavailable, '$."' || v.server || '"'),
-       coalesce(v.breaker_state = 'open' AND v.breaker_opened_at + :breaker_open_s > :now, 0),
-       v.breaker_opened_at, v.quarantined_fields
-FROM json_each(:ids) c
-CROSS JOIN v_search v ON v.id = c.value
-WHERE (:profile IS NULL OR v.profile = :profile)
-  AND (:may_call_mutating OR v.mutating = 0)
-  AND v.server NOT IN (SELECT value FROM json_each(:hidden))
-"""
-TRIGGER_BIT, BOOST_BIT = 1, 2
-HITS_SQL = _HITS_TEMPLATE.format(
-    phrase_bits=f"""coalesce((SELECT max(p.kind = 'trigger') * {TRIGGER_BIT} | max(p.kind = 'boost') * {BOOST_BIT}
-         FROM tool_phrases p
-         WHERE p.tool_id = v.id AND p.phrase IN (SELECT value FROM json_each(:phrases))), 0)"""
-)
-HITS_SQL_NO_PHRASES = _HITS_TEMPLATE.format(phrase_bits="0")
+# The rows a trigger or boost phrase of stop words only selects (router/catalog/match_plan.py):
+# candidates of their own, found by FTS5's phrase match on the phrase's column.
+PHRASE_ROWS_SQL = "SELECT rowid FROM tools_fts WHERE tools_fts MATCH :match"
 
 
 @dataclass(frozen=True)
@@ -175,10 +124,13 @@ class SearchHit:
     available: bool = True
     unavailable_reason: str | None = None
     explain: Explain | None = None
+    # the tool's server, for grouping what cannot be called by server (not in to_dict)
+    server: str = ""
 
     def to_dict(self) -> dict:
         """JSON-ready; `explain` only when it was asked for, the reason only when unavailable."""
         out = asdict(self)
+        del out["server"]
         if self.explain is None:
             del out["explain"]
         if self.unavailable_reason is None:
@@ -192,38 +144,27 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-class _RouterBm25:
-    """router_bm25 registered on a connection, once."""
+def _lexical_ranking(
+    conn: apsw.Connection, version: int, match_plan: MatchPlan, size: int, filters: Filters
+) -> "Ranking":
+    """Every candidate the plan selects that the filters let through, scored by BM25 in
+    memory; the best `size` of them."""
+    # imported here, not with the module: numpy is a search's, and a command that only
+    # imports this module (inspect, eval's arguments) must not pay its start-up
+    from router.catalog.lexical_index import lexical_index
 
-    def __init__(self, conn: apsw.Connection):
-        bm25.register(conn)
-
-
-_router_bm25 = PerConnection(_RouterBm25)
-
-
-def _scored_pool(
-    conn: apsw.Connection, match_plan: MatchPlan, config: str, size: int, filters: dict
-) -> dict[int, float]:
-    """The best `size` candidates (tool id → BM25 part), best first."""
-    builtin = match_plan.builtin_share is not None
-    ranked = conn.execute(
-        POOL_SQL_FTS5_BM25 if builtin else POOL_SQL_ROUTER_BM25,
-        {
-            "match": match_plan.match,
-            "config": config,
-            "scan_cap": MAX_BUILTIN_ROWS if builtin else MAX_SCANNED_ROWS,
-            "pool": size,
-            "share": match_plan.builtin_share,
-            "w_name": NAME_WORDS_WEIGHT,
-            "w_description": DESCRIPTION_WEIGHT,
-            "w_args": ARG_TEXT_WEIGHT,
-            "w_triggers": TRIGGERS_WEIGHT,
-            "w_boost": BOOST_WORDS_WEIGHT,
-            **filters,
-        },
+    index = lexical_index(conn).refresh(version, COLUMN_WEIGHTS)
+    phrase_rows: list[int] = []
+    if match_plan.phrase_conditions:
+        match = " OR ".join(match_plan.phrase_conditions)
+        phrase_rows = [tool_id for (tool_id,) in conn.execute(PHRASE_ROWS_SQL, {"match": match})]
+    return index.ranked(
+        [w.stem for w in match_plan.selectors],
+        list(zip((w.stem for w in match_plan.scored), match_plan.idfs)),
+        index.positions(phrase_rows),
+        size,
+        filters,
     )
-    return dict(ranked.fetchall())  # type: ignore[arg-type]
 
 
 def _semantic_candidates(
@@ -231,9 +172,8 @@ def _semantic_candidates(
     query: str,
     version: int,
     limit: int,
-    filters: dict,
+    filters: Filters,
     pool: dict[int, float],
-    hidden_servers: Collection[str],
 ) -> tuple[dict[int, float], float]:
     """Each candidate's cosine with the query, after adding the query's nearest tools to
     `pool` (at BM25 0), and the weight of a cosine; nothing when there is no model or the
@@ -257,10 +197,10 @@ def _semantic_candidates(
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,
-        profile=filters["profile"],
-        may_call_mutating=filters["may_call_mutating"],
+        profile=filters.profile,
+        may_call_mutating=filters.may_call_mutating,
         min_cosine=min_cosine,
-        hidden_servers=hidden_servers,
+        hidden_servers=filters.hidden_servers,
     )
     cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
     for tool_id in neighbours:
@@ -298,68 +238,66 @@ def search(
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
-    _router_bm25(conn)
     version = term_stats(conn).refresh()
     phrases = matched_phrases(conn, query, version)
     match_plan: MatchPlan = plan(conn, words, phrases.conditions, refreshed=True)
     now_s = unix_now() if now is None else float(now)
-    config = bm25.scoring_config(match_plan.skip, COLUMN_WEIGHTS, list(match_plan.idfs))
-    filters = {
-        "profile": profile,
-        "may_call_mutating": bool(may_call_mutating),
-        "hidden": json.dumps(sorted(hidden_servers), ensure_ascii=False),
-        "unfiltered": profile is None and bool(may_call_mutating) and not hidden_servers,
-    }
+    filters = Filters(profile, bool(may_call_mutating), frozenset(hidden_servers))
     pool_size = limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN)
-    pool = _scored_pool(conn, match_plan, config, pool_size, filters)
+    ranking = _lexical_ranking(conn, version, match_plan, pool_size, filters)
+    pool = dict(ranking.pool)
     named = exact_names.exact_name_ids(conn, query)
     for tool_id in named:
         if tool_id not in pool:
-            row = conn.execute(NAMED_BM25_SQL, {"config": config, "match": match_plan.match, "id": tool_id})
-            pool[tool_id] = next((score for (score,) in row), 0.0)
+            pool[tool_id] = ranking.bm25(tool_id)
     best_bm25 = max(pool.values(), default=0.0)
     cosines, semantic_weight = (
-        _semantic_candidates(conn, query, version, limit, filters, pool, hidden_servers)
-        if semantic
-        else ({}, 0.0)
+        _semantic_candidates(conn, query, version, limit, filters, pool) if semantic else ({}, 0.0)
     )
     if not pool:
         return []
-    rows = conn.execute(
-        HITS_SQL if phrases.texts else HITS_SQL_NO_PHRASES,
-        {
-            "ids": json.dumps(list(pool)),
-            "phrases": json.dumps(phrases.texts, ensure_ascii=False),
-            "unavailable": json.dumps(dict(unavailable or {}), ensure_ascii=False),
-            "now": now_s,
-            "breaker_open_s": float(breaker_open_s),
-            **filters,
-        },
-    )
+    rows = tool_rows(conn).rows(version, pool)
+    # a tool the query names, or a semantic neighbour, passes the lexical candidates' filters too
+    rows = {
+        tool_id: row for tool_id, row in rows.items() if filters.allow(row.profile, row.mutating, row.server)
+    }
+    state = changing_state(conn, rows.values())
+    phrase_parts = phrase_kinds(conn, rows, phrases.texts)
+    unavailable = unavailable or {}
     ranked = []
-    for tool_id, name, hit_profile, summary, phrase_bits, reason, breaker_open, opened_at, changed in rows:
-        trigger, boost = bool(phrase_bits & TRIGGER_BIT), bool(phrase_bits & BOOST_BIT)
-        if changed is not None:  # its server lists another definition: the strongest reason
-            reason = quarantine.reason(changed)
-        elif reason is None and breaker_open:
+    for tool_id, row in rows.items():
+        trigger, boost = phrase_parts.get(tool_id, (False, False))
+        reason = unavailable.get(row.server)
+        opened_at = state.breaker_opened_at(row)
+        if row.name in state.quarantined:  # its server lists another definition: the strongest reason
+            reason = quarantine.reason(state.quarantined[row.name])
+        elif reason is None and opened_at is not None and opened_at + breaker_open_s > now_s:
             retry = max(0, round(opened_at + breaker_open_s - now_s))
             reason = f"circuit breaker open after repeated failures; retry in about {retry} s"
-        parts = Explain(
+        # Explain's fields, as a tuple: only the hits returned become an Explain
+        parts = (
             TRIGGER_WEIGHT * trigger,
             BM25_WEIGHT * pool[tool_id] / best_bm25 if best_bm25 > 0 else 0.0,
             BOOST_WEIGHT * boost,
             tool_id in named,
             semantic_weight * max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS)),
         )
-        score = parts.trigger + parts.bm25 + parts.boost + parts.semantic
+        score = parts[0] + parts[1] + parts[2] + parts[4]
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
-        ranked.append(
-            ((not parts.exact_name, -rank_score, name), (name, hit_profile, summary, score, reason, parts))
-        )
+        ranked.append(((not parts[3], -rank_score, row.name), (row, score, reason, parts)))
     ranked.sort(key=lambda pair: pair[0])
     return [
-        SearchHit(name, hit_profile, summary, score, reason is None, reason, parts if explain else None)
-        for _, (name, hit_profile, summary, score, reason, parts) in _cut(ranked, limit, callable_limit)
+        SearchHit(
+            row.name,
+            row.profile,
+            row.summary,
+            score,
+            reason is None,
+            reason,
+            Explain(*parts) if explain else None,
+            row.server,
+        )
+        for _, (row, score, reason, parts) in _cut(ranked, limit, callable_limit)
     ]
 
 
@@ -369,7 +307,7 @@ def _cut(ranked: list, limit: int, callable_limit: bool) -> list:
     if not callable_limit:
         return ranked[:limit]
     callable_seen = 0
-    for end, (_, (*_, reason, _parts)) in enumerate(ranked, start=1):
+    for end, (_, (_row, _score, reason, _parts)) in enumerate(ranked, start=1):
         callable_seen += reason is None
         if callable_seen == limit:
             return ranked[:end]

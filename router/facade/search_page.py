@@ -34,9 +34,6 @@ SHORT_SUMMARY_CHARS = 40
 # install line); the start says the kind of problem and the command to run.
 SHORT_REASON_CHARS = 160
 
-# Each hit's server, for grouping the ones that cannot be called by server.
-TOOL_SERVERS_SQL = "SELECT name, server FROM tools WHERE name IN (SELECT value FROM json_each(:names))"
-
 
 def compact_json(value: Any) -> str:
     """The bytes a meta-tool result reaches the model as: every byte is a token in its context."""
@@ -45,15 +42,6 @@ def compact_json(value: Any) -> str:
 
 def page_tokens(page: Mapping[str, Any]) -> int:
     return count_tokens(compact_json(page))
-
-
-def tool_servers(conn: apsw.Connection, hits: Sequence[SearchHit]) -> dict[str, str]:
-    """The server of each uncallable hit."""
-    uncallable = [hit.name for hit in hits if not hit.available]
-    if not uncallable:
-        return {}
-    names = json.dumps(uncallable)
-    return {str(name): str(server) for name, server in conn.execute(TOOL_SERVERS_SQL, {"names": names})}
 
 
 def note_not_searched(
@@ -91,7 +79,7 @@ def page_for_query(
         callable_limit=True,
         **search_options,
     )
-    return compose_page(hits, tool_servers(conn, hits), limit)
+    return compose_page(hits, limit)
 
 
 def found_nothing(page: Mapping[str, Any]) -> bool:
@@ -99,21 +87,16 @@ def found_nothing(page: Mapping[str, Any]) -> bool:
     return not page["tools"] and "unavailable" not in page
 
 
-def compose_page(
-    hits: Sequence[SearchHit],
-    servers: Mapping[str, str],
-    limit: int,
-    budget: int = PAGE_TOKEN_BUDGET,
-) -> dict[str, Any]:
-    """The page for `hits` (search's order, best first; `servers`: hit name → its server for
-    the uncallable ones): at most `limit` callable tools, and the uncallable servers whose
-    tools match better (better_uncallable), within `budget` tokens."""
+def compose_page(hits: Sequence[SearchHit], limit: int, budget: int = PAGE_TOKEN_BUDGET) -> dict[str, Any]:
+    """The page for `hits` (search's order, best first): at most `limit` callable tools, and
+    the uncallable servers whose tools match better (better_uncallable), within `budget`
+    tokens."""
     tools = [
         {"name": hit.name, "profile": hit.profile, "summary": hit.summary} for hit in hits if hit.available
     ][:limit]
     entries: dict[str, dict[str, Any]] = {}
     for hit in better_uncallable(hits):
-        server = servers.get(hit.name, hit.name)
+        server = hit.server or hit.name
         entry = entries.get(server)
         if entry is None:
             if len(entries) == MAX_SERVER_ENTRIES:

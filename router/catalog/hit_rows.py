@@ -1,0 +1,125 @@
+"""What search shows and weighs for its scored candidates: each tool's name, profile, server,
+summary and mutating flag (read once per catalog version, as candidates first need them), and
+what changes without the catalog changing (its breakers, a quarantine), read per search for
+the candidates alone.
+
+One statement per search for the changing part, and one for the phrase parts when the query
+holds a trigger or boost phrase: the view v_search (schema.sql) answers the same per tool,
+but reaching it once per candidate cost a third of a search on a large catalog.
+"""
+
+import json
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+import apsw
+
+from router.db import PerConnection
+
+# The fixed part of each candidate, for the ids not yet read at this catalog version.
+TOOL_ROWS_SQL = """
+SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server, t.summary,
+       t.mutating
+FROM json_each(:ids) c JOIN tools t ON t.id = c.value
+"""
+# What may make a candidate uncallable now: an open breaker of the tool or of its server
+# (opened at), a quarantine (the fields its server lists differently).
+CHANGING_STATE_SQL = """
+SELECT 'tool', tool, opened_at FROM breaker
+WHERE state = 'open' AND tool IN (SELECT value FROM json_each(:names))
+UNION ALL
+SELECT 'server', server, opened_at FROM backend_breaker
+WHERE state = 'open' AND server IN (SELECT value FROM json_each(:servers))
+UNION ALL
+SELECT 'quarantine', tool, changed FROM tool_quarantine
+WHERE tool IN (SELECT value FROM json_each(:names))
+"""
+# The trigger and boost phrases of the query each candidate has.
+PHRASE_KINDS_SQL = """
+SELECT tool_id, max(kind = 'trigger'), max(kind = 'boost') FROM tool_phrases
+WHERE phrase IN (SELECT value FROM json_each(:phrases))
+  AND tool_id IN (SELECT value FROM json_each(:ids))
+GROUP BY tool_id
+"""
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    name: str
+    profile: str
+    server: str
+    summary: str
+    mutating: bool
+
+
+@dataclass(frozen=True)
+class ChangingState:
+    """Open breakers (tool or server → opened at, unix seconds) and quarantines (tool → the
+    fields that differ), for one search's candidates."""
+
+    tool_breakers: dict[str, float | None]
+    server_breakers: dict[str, float | None]
+    quarantined: dict[str, str]
+
+    def breaker_opened_at(self, row: ToolRow) -> float | None:
+        """When the later of the tool's and its server's open breakers opened (both share one
+        window, so the later one decides); None when neither is open."""
+        times = [
+            found
+            for found in (self.tool_breakers.get(row.name), self.server_breakers.get(row.server))
+            if found is not None
+        ]
+        return max(times) if times else None
+
+
+class ToolRows:
+    """The fixed part of the tools searches have shown, per connection, until the catalog changes."""
+
+    def __init__(self, conn: apsw.Connection):
+        self._conn = conn
+        self._version: int | None = None
+        self._rows: dict[int, ToolRow] = {}
+
+    def rows(self, version: int, ids: Iterable[int]) -> dict[int, ToolRow]:
+        """The rows of these tool ids (those still in the catalog), in the order given."""
+        if version != self._version:
+            self._version, self._rows = version, {}
+        wanted = list(ids)
+        missing = [tool_id for tool_id in wanted if tool_id not in self._rows]
+        if missing:
+            for tool_id, name, profile, server, summary, mutating in self._conn.execute(
+                TOOL_ROWS_SQL, {"ids": json.dumps(missing)}
+            ):
+                self._rows[int(tool_id)] = ToolRow(
+                    str(name), str(profile), str(server), str(summary), bool(mutating)
+                )
+        return {tool_id: self._rows[tool_id] for tool_id in wanted if tool_id in self._rows}
+
+
+tool_rows = PerConnection(ToolRows)
+
+
+def changing_state(conn: apsw.Connection, rows: Collection[ToolRow]) -> ChangingState:
+    tools: dict[str, float | None] = {}
+    servers: dict[str, float | None] = {}
+    quarantined: dict[str, str] = {}
+    names = json.dumps(sorted({row.name for row in rows}), ensure_ascii=False)
+    server_names = json.dumps(sorted({row.server for row in rows}), ensure_ascii=False)
+    for kind, key, value in conn.execute(CHANGING_STATE_SQL, {"names": names, "servers": server_names}):
+        if kind == "quarantine":
+            quarantined[str(key)] = str(value)
+        else:
+            (tools if kind == "tool" else servers)[str(key)] = None if value is None else float(value)
+    return ChangingState(tools, servers, quarantined)
+
+
+def phrase_kinds(
+    conn: apsw.Connection, ids: Collection[int], phrases: list[str]
+) -> dict[int, tuple[bool, bool]]:
+    """Tool id → (has a trigger phrase of the query, has a boost phrase of it)."""
+    if not phrases or not ids:
+        return {}
+    found = conn.execute(
+        PHRASE_KINDS_SQL, {"phrases": json.dumps(phrases, ensure_ascii=False), "ids": json.dumps(list(ids))}
+    )
+    return {int(tool_id): (bool(trigger), bool(boost)) for tool_id, trigger, boost in found}

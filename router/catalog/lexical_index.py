@@ -1,0 +1,219 @@
+"""FTS5's postings in memory, per catalog version: BM25 as FTS5's bm25() computes it, for every
+row a query's words select, in numpy.
+
+FTS5 stays the index: it tokenizes and stems the tool text, and its postings (the
+tools_fts_instances vocabulary table), document lengths (tools_fts_docsize) and term counts
+are what this module reads. What moves out of SQL is the scoring. Through FTS5 every row a
+MATCH selects costs an auxiliary-function call (≈0.3 µs in C, 2-3 µs in Python), so a
+large catalog's common words forced a restricted candidate set; here a word's postings are
+read once per catalog version (≈1 µs a row, the first time a word is searched) and every
+later search scores them as arrays, so every candidate is ranked, however many there are.
+
+Formula (fts5_aux.c, fts5Bm25Function), per scored word i:
+    idf_i * f_i * (k1 + 1) / (f_i + k1 * (1 - b + b * D / avgdl))
+where f_i is the sum of the column weights of the word's hits in the row, D the row's tokens
+in all columns and avgdl the catalog's mean; k1 = 1.2, b = 0.75. Larger is better here
+(FTS5's bm25() returns the negative). tests/test_lexical_index.py holds it to FTS5's bm25().
+"""
+
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from router.catalog.search_filters import Filters
+from router.db import PerConnection, catalog_version
+
+K1 = 1.2
+B = 0.75
+# Postings kept in memory per connection (8 bytes each: the row and the weighted frequency);
+# a catalog of 100,000 registry tools has about 5 million, so every word of it fits; past
+# the bound the words searched longest ago are dropped and read again when searched.
+MAX_CACHED_POSTINGS = 8_000_000
+
+# tools_fts's columns, in order (schema.sql)
+COLUMNS = ("name_words", "description", "arg_text", "triggers", "boost")
+
+# Every row of the index, in rowid order, with its length (varints, one per column) and what
+# the search filters read.
+ROWS_SQL = """
+SELECT d.id, d.sz, t.mutating, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server
+FROM tools_fts_docsize d JOIN tools t ON t.id = d.id
+ORDER BY d.id
+"""
+# One word's hits, in row order: each hit's row and column number. Two lists of numbers, not
+# a row per hit: a common word's thousands of hits are then parsed in C.
+POSTINGS_SQL = f"""
+SELECT group_concat(doc), group_concat(CASE col {" ".join(f"WHEN '{c}' THEN {n}" for n, c in enumerate(COLUMNS))} END)
+FROM tools_fts_instances WHERE term = :term
+"""
+
+
+@dataclass(frozen=True)
+class Postings:
+    rows: np.ndarray  # positions in the index (int32), ascending
+    # each row's BM25 for this word divided by the word's IDF: f * (k1 + 1) / (f + k1 * (1 - b
+    # + b * D / avgdl)), f the column-weighted hits; it depends on the catalog alone, so a
+    # query only multiplies it by the IDF
+    per_idf: np.ndarray
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One query's candidates: the best of them, and the BM25 of any row."""
+
+    pool: dict[int, float]  # the best candidates, tool id → BM25, best first, ties by id
+    index: "LexicalIndex"
+    scores: np.ndarray  # BM25 per index position (0 for a row that is not a candidate)
+
+    def bm25(self, tool_id: int) -> float:
+        at = self.index.positions([tool_id])
+        return float(self.scores[at[0]]) if len(at) else 0.0
+
+
+class LexicalIndex:
+    """One catalog version's rows and the postings of the words searched so far."""
+
+    def __init__(self, conn: apsw.Connection):
+        self._conn = conn
+        self.version: int | None = None
+        self.weights = np.zeros(len(COLUMNS), np.float64)
+        self.ids = np.zeros(0, np.int64)
+        self._norms = np.zeros(0, np.float64)
+        self._mutating = np.zeros(0, bool)
+        self._profile_codes = np.zeros(0, np.int32)
+        self._profiles: dict[str, int] = {}
+        self._server_codes = np.zeros(0, np.int32)
+        self._servers: dict[str, int] = {}
+        self._postings: OrderedDict[str, Postings] = OrderedDict()
+        self._cached = 0
+
+    def refresh(self, version: int | None, weights: Sequence[float]) -> "LexicalIndex":
+        """Reload the rows when the catalog (or the column weights) changed since the last load."""
+        version = catalog_version(self._conn) if version is None else version
+        if version == self.version and np.array_equal(weights, self.weights):
+            return self
+        rows = self._conn.execute(ROWS_SQL).fetchall()
+        ids, sizes, mutating, profiles, servers = zip(*rows) if rows else ((),) * 5
+        self.ids = np.array(ids, np.int64)
+        lengths = row_lengths(list(sizes))
+        average = float(lengths.mean()) if len(lengths) else 1.0
+        self._norms = K1 * (1 - B) + K1 * B * lengths / (average or 1.0)
+        self._mutating = np.array(mutating, bool)
+        self._profiles, self._servers = {}, {}
+        self._profile_codes = value_codes(profiles, self._profiles)
+        self._server_codes = value_codes(servers, self._servers)
+        self.weights = np.array(weights, np.float64)
+        self._postings.clear()
+        self._cached = 0
+        self.version = version
+        return self
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def postings(self, term: str) -> Postings:
+        """The rows holding `term` (an indexed, stemmed token), read once per catalog version."""
+        found = self._postings.get(term)
+        if found is not None:
+            self._postings.move_to_end(term)
+            return found
+        docs, columns = self._conn.execute(POSTINGS_SQL, {"term": term}).fetchone()  # type: ignore[misc]
+        if docs is None:
+            found = Postings(np.zeros(0, np.int32), np.zeros(0, np.float64))
+        else:
+            hit_docs = np.array(str(docs).split(","), np.int64)
+            hit_weights = self.weights[np.array(str(columns).split(","), np.int64)]
+            # hits come row by row: each row's first hit starts its run
+            starts = np.flatnonzero(np.r_[True, hit_docs[1:] != hit_docs[:-1]])
+            rows = np.searchsorted(self.ids, hit_docs[starts]).astype(np.int32)
+            frequency = np.add.reduceat(hit_weights, starts)
+            found = Postings(rows, frequency * (K1 + 1) / (frequency + self._norms[rows]))
+        self._postings[term] = found
+        self._cached += len(found.rows)
+        while self._cached > MAX_CACHED_POSTINGS and len(self._postings) > 1:
+            _, dropped = self._postings.popitem(last=False)
+            self._cached -= len(dropped.rows)
+        return found
+
+    def positions(self, tool_ids: Collection[int]) -> np.ndarray:
+        """The index positions of these tool ids (those in the index)."""
+        wanted = np.array(sorted(tool_ids), np.int64)
+        at = np.searchsorted(self.ids, wanted)
+        inside = at < len(self.ids)
+        at, wanted = at[inside], wanted[inside]
+        return at[self.ids[at] == wanted].astype(np.int32)
+
+    def allowed(self, rows: np.ndarray, filters: Filters) -> np.ndarray:
+        """`rows` that pass the filters."""
+        keep = np.ones(len(rows), bool)
+        if filters.profile is not None:
+            keep &= self._profile_codes[rows] == self._profiles.get(filters.profile, -1)
+        if not filters.may_call_mutating:
+            keep &= ~self._mutating[rows]
+        hidden = [self._servers[s] for s in filters.hidden_servers if s in self._servers]
+        if hidden:
+            keep &= ~np.isin(self._server_codes[rows], hidden)
+        return rows[keep]
+
+    def ranked(
+        self,
+        selectors: Sequence[str],
+        scored: Sequence[tuple[str, float]],
+        also: np.ndarray,
+        size: int,
+        filters: Filters,
+    ) -> Ranking:
+        """The rows holding a selector word, and those at positions `also`, that pass the
+        filters, each scored on the `scored` words (term, IDF); the best `size` of them."""
+        selected = np.zeros(len(self.ids), bool)
+        for term in selectors:
+            selected[self.postings(term).rows] = True
+        if len(also):
+            selected[also] = True
+        candidates = self.allowed(np.flatnonzero(selected), filters)
+        scores = np.zeros(len(self.ids), np.float64)
+        if not len(candidates):
+            return Ranking({}, self, scores)
+        selector_terms = set(selectors)
+        for term, word_idf in scored:
+            found = self.postings(term)
+            if term in selector_terms:  # every row holding it is a candidate
+                scores[found.rows] += word_idf * found.per_idf
+            else:  # a stop word counts only in the rows the selectors chose
+                hit = selected[found.rows]
+                scores[found.rows[hit]] += word_idf * found.per_idf[hit]
+        candidate_scores = scores[candidates]
+        if len(candidates) > size:
+            # the size-th best score, and every candidate reaching it: ties at the cut compete by id
+            cut = np.partition(candidate_scores, len(candidates) - size)[len(candidates) - size]
+            kept = np.flatnonzero(candidate_scores >= cut)
+            candidates, candidate_scores = candidates[kept], candidate_scores[kept]
+        ids = self.ids[candidates]
+        order = np.lexsort((ids, -candidate_scores))[:size]
+        return Ranking(dict(zip(ids[order].tolist(), candidate_scores[order].tolist())), self, scores)
+
+
+def row_lengths(sizes: list[bytes]) -> np.ndarray:
+    """Each row's tokens in all columns, from FTS5's docsize blobs (one SQLite varint per
+    column: 7 bits a byte, high bit set on every byte but a number's last), in one pass."""
+    if not sizes:
+        return np.zeros(0, np.float64)
+    data = np.frombuffer(b"".join(sizes), np.uint8)
+    row_of_byte = np.repeat(np.arange(len(sizes)), [len(s) for s in sizes])
+    last = np.flatnonzero(data < 0x80)  # each number's last byte
+    # a byte's place in its number, counted from the last byte: 7 bits a place
+    end_of_byte = last[np.searchsorted(last, np.arange(len(data)))]
+    places = end_of_byte - np.arange(len(data))
+    values = (data & 0x7F).astype(np.float64) * np.power(128.0, places)
+    return np.bincount(row_of_byte, weights=values, minlength=len(sizes))
+
+
+def value_codes(values: Sequence[object], codes: dict[str, int]) -> np.ndarray:
+    """Each value's number in `codes` (filled as values first appear): filters compare ints."""
+    return np.array([codes.setdefault(str(value), len(codes)) for value in values], np.int32)
+
+
+lexical_index = PerConnection(LexicalIndex)

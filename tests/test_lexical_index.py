@@ -1,0 +1,114 @@
+"""The lexical index: FTS5's postings and row lengths read into memory, scored as FTS5's
+bm25() scores them, and kept in step with the catalog."""
+
+import json
+
+import pytest
+
+from router.catalog import lexical_index as lexical
+from router.catalog.load import load_catalog
+from router.catalog.match_plan import idf
+from router.catalog.search import COLUMN_WEIGHTS, search
+from router.catalog.search_filters import Filters
+
+
+def tool(name, description, *, server="ops", mutating=False, arguments=("path",)):
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": {a: {"type": "string", "description": f"The {a}."} for a in arguments},
+        },
+        "annotations": {"readOnlyHint": not mutating},
+        "server": server,
+    }
+
+
+def load(conn, tmp_path, tools, name="catalog.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(t) + "\n" for t in tools))
+    load_catalog(conn, seed_dir=None, user_files=[path])
+    return conn
+
+
+def fts5_bm25(conn, words):
+    return dict(
+        conn.execute(
+            "SELECT rowid, -bm25(tools_fts, 3.0, 1.0, 0.5, 1.0, 1.0) FROM tools_fts WHERE tools_fts MATCH ?",
+            (" OR ".join(f'"{w}"' for w in words),),
+        ).fetchall()
+    )
+
+
+def idfs(conn, terms):
+    """(term, FTS5's IDF) for each indexed term."""
+    rows = conn.execute("SELECT count(*) FROM tools").fetchone()[0]
+    docs = dict(conn.execute("SELECT term, doc FROM tools_fts_terms").fetchall())
+    return [(term, idf(rows, docs[term])) for term in terms]
+
+
+def test_rows_longer_than_127_tokens_have_their_length(conn, tmp_path):
+    """A column of 128 tokens or more is a varint of two or three bytes in FTS5's docsize: the
+    row's length, and so its BM25, must still be FTS5's."""
+    tools = [
+        tool("short_archive", "Archive a folder."),
+        tool("long_archive", "Archive a folder. " + "Also notes many other things here. " * 60),
+        tool("huge_archive", "archive " + "word " * 20_000),
+        tool("other", "Unrelated text about weather.", arguments=tuple(f"arg{i}" for i in range(200))),
+    ]
+    load(conn, tmp_path, tools)
+    index = lexical.lexical_index(conn).refresh(None, COLUMN_WEIGHTS)
+    expected = fts5_bm25(conn, ["archive", "folder", "weather"])
+    ranking = index.ranked(
+        ["archiv", "folder", "weather"],
+        idfs(conn, ["archiv", "folder", "weather"]),
+        index.positions([]),
+        10,
+        Filters(),
+    )
+    assert len(expected) == 4
+    for rowid, score in expected.items():
+        assert ranking.bm25(rowid) == pytest.approx(score, rel=1e-9)
+
+
+def test_row_lengths_decode_sqlite_varints():
+    # 5 → one byte; 200 → 0x81 0x48; 20,001 → 0x81 0x9c 0x21
+    sizes = [bytes([5, 0, 1, 0, 0]), bytes([0x81, 0x48, 3]), bytes([0x81, 0x9C, 0x21])]
+    assert lexical.row_lengths(sizes).tolist() == [6.0, 203.0, 20_001.0]
+
+
+def test_the_index_follows_the_catalog(conn, tmp_path):
+    load(conn, tmp_path, [tool("fetch_page", "Fetch a web page.")])
+    assert [h.name for h in search(conn, "fetch", semantic=False)] == ["fetch_page"]
+    # another process's load bumps the catalog version: the next search reads the new postings
+    load(conn, tmp_path, [tool("fetch_page", "Fetch a web page."), tool("fetch_feed", "Fetch an RSS feed.")])
+    assert {h.name for h in search(conn, "fetch", semantic=False)} == {"fetch_page", "fetch_feed"}
+
+
+def test_the_postings_kept_in_memory_are_bounded(conn, tmp_path, monkeypatch):
+    tools = [tool(f"tool_{i}", f"Word{i} and common text {i % 7}.") for i in range(50)]
+    load(conn, tmp_path, tools)
+    queries = [f"word{i} common" for i in range(50)]
+    unbounded = [[h.name for h in search(conn, q, semantic=False)] for q in queries]
+    monkeypatch.setattr(lexical, "MAX_CACHED_POSTINGS", 60)
+    index = lexical.lexical_index(conn)
+    index.refresh(index.version, COLUMN_WEIGHTS)  # unchanged: the cache stays
+    index._postings.clear()
+    index._cached = 0
+    bounded = [[h.name for h in search(conn, q, semantic=False)] for q in queries]
+    assert bounded == unbounded
+    assert index._cached <= 60 and len(index._postings) < 51
+
+
+def test_filters_apply_to_the_candidates(conn, tmp_path):
+    tools = [
+        tool("read_notes", "Read the notes.", server="notes"),
+        tool("write_notes", "Write the notes.", server="notes", mutating=True),
+        tool("sync_notes", "Sync the notes.", server="cloud"),
+    ]
+    load(conn, tmp_path, tools)
+    names = lambda **f: {h.name for h in search(conn, "notes", semantic=False, **f)}  # noqa: E731
+    assert names() == {"read_notes", "write_notes", "sync_notes"}
+    assert names(may_call_mutating=False) == {"read_notes", "sync_notes"}
+    assert names(hidden_servers=["cloud"]) == {"read_notes", "write_notes"}
