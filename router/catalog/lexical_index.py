@@ -28,10 +28,12 @@ from router.db import PerConnection, catalog_version
 
 K1 = 1.2
 B = 0.75
-# Postings kept in memory per connection (8 bytes each: the row and the weighted frequency);
-# a catalog of 100,000 registry tools has about 5 million, so every word of it fits; past
-# the bound the words searched longest ago are dropped and read again when searched.
-MAX_CACHED_POSTINGS = 8_000_000
+# Postings kept in memory per connection (8 bytes each: the row and its BM25 over the IDF, a
+# float32: 7 significant digits, where a cosine counts with 2), at most 128 MB; bench/synthetic.py's
+# 100,000-tool catalog has 6.4 million in all, its 250,000-tool one 16 million, and a process
+# holds only the words it has searched. Past the bound the words searched longest ago are
+# dropped, and read again when searched.
+MAX_CACHED_POSTINGS = 16_000_000
 
 # tools_fts's columns, in order (schema.sql)
 COLUMNS = ("name_words", "description", "arg_text", "triggers", "boost")
@@ -122,7 +124,7 @@ class LexicalIndex:
             return found
         docs, columns = self._conn.execute(POSTINGS_SQL, {"term": term}).fetchone()  # type: ignore[misc]
         if docs is None:
-            found = Postings(np.zeros(0, np.int32), np.zeros(0, np.float64))
+            found = Postings(np.zeros(0, np.int32), np.zeros(0, np.float32))
         else:
             hit_docs = np.array(str(docs).split(","), np.int64)
             hit_weights = self.weights[np.array(str(columns).split(","), np.int64)]
@@ -130,7 +132,9 @@ class LexicalIndex:
             starts = np.flatnonzero(np.r_[True, hit_docs[1:] != hit_docs[:-1]])
             rows = np.searchsorted(self.ids, hit_docs[starts]).astype(np.int32)
             frequency = np.add.reduceat(hit_weights, starts)
-            found = Postings(rows, frequency * (K1 + 1) / (frequency + self._norms[rows]))
+            found = Postings(
+                rows, (frequency * (K1 + 1) / (frequency + self._norms[rows])).astype(np.float32)
+            )
         self._postings[term] = found
         self._cached += len(found.rows)
         while self._cached > MAX_CACHED_POSTINGS and len(self._postings) > 1:
