@@ -9,7 +9,7 @@ A tool without a vector (none was computed for this model) has cosine 0 and is n
 semantic neighbour.
 """
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import cast
 
 import apsw
@@ -37,14 +37,14 @@ class SemanticIndex:
         self._key: tuple[int, str] | None = None
         self.ids = np.zeros(0, np.int64)
         self.matrix = np.zeros((0, 1), np.float32)
-        self._row_of: dict[int, int] = {}
+        self._sorted_ids = np.zeros(0, np.int64)  # the ids in order, and the row of each
+        self._sorted_rows = np.zeros(0, np.int64)
         self._mutating = np.zeros(0, bool)
         self._profile_codes = np.zeros(0, np.int32)
         self._profiles: dict[str, int] = {}
         self._server_codes = np.zeros(0, np.int32)
         self._servers: dict[str, int] = {}
         self._clusters: vector_clusters.Clusters | None = None
-        self._positions = np.zeros(0, np.int64)
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -72,8 +72,8 @@ class SemanticIndex:
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
             self._server_codes = self._server_codes[order]
-        self._row_of = {int(tool_id): row for row, tool_id in enumerate(self.ids)}
-        self._positions = np.arange(len(self.ids))
+        self._sorted_rows = np.argsort(self.ids, kind="stable")
+        self._sorted_ids = self.ids[self._sorted_rows]
         self._key = (version, model.identity)
         return self
 
@@ -103,38 +103,65 @@ class SemanticIndex:
         `min_cosine`, best first, ties by id."""
         if not len(self.ids) or k <= 0:
             return {}
-        if self._clusters is None:
-            scores, rows = self.matrix @ query, None
-        else:
-            ranges = self._clusters.probe(query)
-            scores = np.concatenate([self.matrix[a:b] @ query for a, b in ranges])
-            rows = np.concatenate([self._positions[a:b] for a, b in ranges])
+        scores, rows_of = self._scored(np.asarray(query, np.float32))
         # the floor first: it leaves a few dozen of the rows scored, and the filters read only those
         kept = np.flatnonzero(scores >= min_cosine)
-        at = kept if rows is None else rows[kept]
-        allowed = np.ones(len(kept), bool)
-        if profile is not None:
-            allowed &= self._profile_codes[at] == self._profiles.get(profile, -1)
-        if not may_call_mutating:
-            allowed &= ~self._mutating[at]
         hidden = [self._servers[server] for server in hidden_servers if server in self._servers]
-        if hidden:
-            allowed &= ~np.isin(self._server_codes[at], hidden)
-        kept, at = kept[allowed], at[allowed]
+        if profile is not None or not may_call_mutating or hidden:
+            kept = kept[self._allowed(rows_of(kept), profile, may_call_mutating, hidden)]
         if len(kept) > k:
-            best = np.argpartition(-scores[kept], k - 1)[:k]
-            kept, at = kept[best], at[best]
-        ids, kept_scores = self.ids[at], scores[kept]
-        order = np.lexsort((ids, -kept_scores))
+            # the k-th best cosine by a partition, then every row reaching it: ties at it stay
+            # in, so the sort below (ties by id) decides among them, not the partition's pivots
+            kept_scores = scores[kept]
+            kept = kept[kept_scores >= np.partition(kept_scores, len(kept) - k)[len(kept) - k]]
+        ids, kept_scores = self.ids[rows_of(kept)], scores[kept]
+        order = np.lexsort((ids, -kept_scores))[:k]
         return dict(zip(ids[order].tolist(), kept_scores[order].tolist()))
+
+    def _scored(self, query: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+        """The cosines of the rows the query scores, and what turns a position among them into
+        its row: every row up to EXHAUSTIVE_MAX_TOOLS, else the probed groups' rows, group
+        after group."""
+        if self._clusters is None:
+            return self.matrix @ query, lambda positions: positions
+        starts, stops = self._clusters.probe(query)
+        ends = np.cumsum(stops - starts)
+        scores = np.empty(int(ends[-1]) if len(ends) else 0, np.float32)
+        # each group's product straight into its place: no per-group array, no concatenation
+        for start, stop, end in zip(starts.tolist(), stops.tolist(), ends.tolist()):
+            np.dot(self.matrix[start:stop], query, out=scores[end - (stop - start) : end])
+        # a probed group's rows are consecutive, so a position maps to its row by the group's shift
+        shifts = starts - (ends - (stops - starts))
+
+        def rows_of(positions: np.ndarray) -> np.ndarray:
+            return positions + shifts[np.searchsorted(ends, positions, side="right")]
+
+        return scores, rows_of
+
+    def _allowed(
+        self, rows: np.ndarray, profile: str | None, may_call_mutating: bool, hidden: list[int]
+    ) -> np.ndarray:
+        """Which of `rows` pass the filters (`hidden`: the hidden servers' codes)."""
+        allowed = np.ones(len(rows), bool)
+        if profile is not None:
+            allowed &= self._profile_codes[rows] == self._profiles.get(profile, -1)
+        if not may_call_mutating:
+            allowed &= ~self._mutating[rows]
+        if hidden:
+            allowed &= ~np.isin(self._server_codes[rows], hidden)
+        return allowed
 
     def cosines(self, query: np.ndarray, tool_ids: list[int]) -> dict[int, float]:
         """The cosine of each tool that has a vector."""
-        rows = [(tool_id, self._row_of[tool_id]) for tool_id in tool_ids if tool_id in self._row_of]
-        if not rows:
+        if not tool_ids or not len(self.ids):
             return {}
-        scores = self.matrix[[row for _, row in rows]] @ query
-        return {tool_id: float(score) for (tool_id, _), score in zip(rows, scores)}
+        wanted = np.array(tool_ids, np.int64)
+        # the ids sorted once per load: a binary search for all of them in one call, not a
+        # dict lookup each in Python
+        at = np.searchsorted(self._sorted_ids, wanted).clip(max=len(self._sorted_ids) - 1)
+        found = self._sorted_ids[at] == wanted
+        scores = self.matrix[self._sorted_rows[at[found]]] @ query
+        return dict(zip(wanted[found].tolist(), scores.tolist()))
 
 
 def _codes(values: tuple, codes: dict[str, int]) -> np.ndarray:

@@ -32,12 +32,24 @@ class Clusters:
     order: np.ndarray  # row numbers of the matrix, grouped: group g is order[starts[g]:starts[g + 1]]
     starts: np.ndarray
 
-    def probe(self, query: np.ndarray, probes: int | None = None) -> list[tuple[int, int]]:
-        """The groups nearest to the query, as (start, stop) ranges of positions in `order`
-        (PROBES of them unless told: read at the call, so a setting of it takes effect)."""
+    def probe(self, query: np.ndarray, probes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The groups nearest to the query, in group order, as the starts and stops of their
+        positions in `order` (PROBES of them unless told: read at the call, so a setting of it
+        takes effect). Ties go to the lower group number."""
         probes = PROBES if probes is None else probes
-        nearest = np.sort(np.argsort(-(self.centroids @ query), kind="stable")[:probes])
-        return [(int(self.starts[g]), int(self.starts[g + 1])) for g in nearest]
+        scores = self.centroids @ query
+        if probes < len(scores):
+            # the probes-th best score by a partition (a full sort of √n scores was most of the
+            # probe); every group above it, then the lowest-numbered of those equal to it, as
+            # a stable sort by score would take them
+            cut = np.partition(scores, len(scores) - probes)[len(scores) - probes]
+            nearest = np.flatnonzero(scores >= cut)
+            if len(nearest) > probes:  # ties at the cut (e.g. a zero query): the lowest numbers
+                tied = np.flatnonzero(scores == cut)
+                nearest = np.setdiff1d(nearest, tied[probes - (len(nearest) - len(tied)) :])
+        else:
+            nearest = np.arange(len(scores))
+        return self.starts[nearest], self.starts[nearest + 1]
 
 
 def _nearest(matrix: np.ndarray, centroids: np.ndarray) -> np.ndarray:
