@@ -103,7 +103,8 @@ class StaticModel:
         out = []
         for text in texts:
             ids = self._tokenizer.encode(self._rewrite(text))[: self._max_length]
-            out.append([i for i in ids if i != self._unk_id])
+            # `in` is a C scan: most texts have no unknown token to drop, so no list is rebuilt
+            out.append([i for i in ids if i != self._unk_id] if self._unk_id in ids else ids)
         words = getattr(self._tokenizer, "_word_cache", None)
         if words is not None and len(words) > WORD_CACHE_MAX:
             words.clear()
@@ -114,13 +115,18 @@ class StaticModel:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, ids in enumerate(self.token_ids(texts)):
             if ids:
-                out[row] = self._vectors[ids].mean(axis=0)
+                # what .mean(axis=0) computes (the float32 sum, then / count), without its
+                # checks and temporaries: a query is a dozen rows, so those were most of it
+                total = out[row]
+                np.add.reduce(self._vectors.take(ids, axis=0), axis=0, out=total)
+                total /= len(ids)
         return unit_rows(out)
 
 
 def unit_rows(rows: np.ndarray) -> np.ndarray:
     """`rows` (float32, n × dim) each scaled to length 1 in place; a zero row stays zero."""
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    # what np.linalg.norm(rows, axis=1) computes for a real array, without its dispatch
+    norms = np.sqrt(np.add.reduce(rows * rows, axis=1, keepdims=True))
     np.divide(rows, norms, out=rows, where=norms > 0)
     return rows
 
