@@ -37,8 +37,7 @@ class SemanticIndex:
         self._key: tuple[int, str] | None = None
         self.ids = np.zeros(0, np.int64)
         self.matrix = np.zeros((0, 1), np.float32)
-        self._sorted_ids = np.zeros(0, np.int64)  # the ids in order, and the row of each
-        self._sorted_rows = np.zeros(0, np.int64)
+        self._row_of: dict[int, int] = {}
         self._mutating = np.zeros(0, bool)
         self._profile_codes = np.zeros(0, np.int32)
         self._profiles: dict[str, int] = {}
@@ -72,8 +71,7 @@ class SemanticIndex:
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
             self._server_codes = self._server_codes[order]
-        self._sorted_rows = np.argsort(self.ids, kind="stable")
-        self._sorted_ids = self.ids[self._sorted_rows]
+        self._row_of = dict(zip(self.ids.tolist(), range(len(self.ids))))
         self._key = (version, model.identity)
         return self
 
@@ -104,19 +102,24 @@ class SemanticIndex:
         if not len(self.ids) or k <= 0:
             return {}
         scores, rows_of = self._scored(np.asarray(query, np.float32))
-        # the floor first: it leaves a few dozen of the rows scored, and the filters read only those
-        kept = np.flatnonzero(scores >= min_cosine)
         hidden = [self._servers[server] for server in hidden_servers if server in self._servers]
+        kept = None  # the positions among `scores` still in; None: all of them
         if profile is not None or not may_call_mutating or hidden:
+            # the floor first: the filters read only the rows that reach it
+            kept = np.flatnonzero(scores >= min_cosine)
             kept = kept[self._allowed(rows_of(kept), profile, may_call_mutating, hidden)]
-        if len(kept) > k:
-            # the k-th best cosine by a partition, then every row reaching it: ties at it stay
-            # in, so the sort below (ties by id) decides among them, not the partition's pivots
-            kept_scores = scores[kept]
-            kept = kept[kept_scores >= np.partition(kept_scores, len(kept) - k)[len(kept) - k]]
-        ids, kept_scores = self.ids[rows_of(kept)], scores[kept]
-        order = np.lexsort((ids, -kept_scores))[:k]
-        return dict(zip(ids[order].tolist(), kept_scores[order].tolist()))
+        candidates = scores if kept is None else scores[kept]
+        floor = min_cosine
+        if len(candidates) > k:
+            # the k-th best cosine by a partition; every candidate reaching it stays in, ties at
+            # it included, so the sort below (ties by id) decides among them, not the pivots
+            floor = max(floor, np.partition(candidates, len(candidates) - k)[len(candidates) - k])
+        best = np.flatnonzero(candidates >= floor)
+        if kept is not None:
+            best = kept[best]
+        ids, best_scores = self.ids[rows_of(best)], scores[best]
+        order = np.lexsort((ids, -best_scores))[:k]
+        return dict(zip(ids[order].tolist(), best_scores[order].tolist()))
 
     def _scored(self, query: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
         """The cosines of the rows the query scores, and what turns a position among them into
@@ -124,17 +127,18 @@ class SemanticIndex:
         after group."""
         if self._clusters is None:
             return self.matrix @ query, lambda positions: positions
-        starts, stops = self._clusters.probe(query)
-        ends = np.cumsum(stops - starts)
-        scores = np.empty(int(ends[-1]) if len(ends) else 0, np.float32)
+        ranges = self._clusters.probe(query)
+        scores = np.empty(sum(stop - start for start, stop in ranges), np.float32)
+        ends, shifts, end = [], [], 0
         # each group's product straight into its place: no per-group array, no concatenation
-        for start, stop, end in zip(starts.tolist(), stops.tolist(), ends.tolist()):
-            np.dot(self.matrix[start:stop], query, out=scores[end - (stop - start) : end])
-        # a probed group's rows are consecutive, so a position maps to its row by the group's shift
-        shifts = starts - (ends - (stops - starts))
+        for start, stop in ranges:
+            np.dot(self.matrix[start:stop], query, out=scores[end : end + stop - start])
+            shifts.append(start - end)  # a probed group's rows are consecutive: one shift each
+            end += stop - start
+            ends.append(end)
 
         def rows_of(positions: np.ndarray) -> np.ndarray:
-            return positions + shifts[np.searchsorted(ends, positions, side="right")]
+            return positions + np.array(shifts)[np.searchsorted(ends, positions, side="right")]
 
         return scores, rows_of
 
@@ -153,15 +157,13 @@ class SemanticIndex:
 
     def cosines(self, query: np.ndarray, tool_ids: list[int]) -> dict[int, float]:
         """The cosine of each tool that has a vector."""
-        if not tool_ids or not len(self.ids):
+        # a search asks for a dozen or two: dict lookups in Python beat any numpy call there
+        row_of = self._row_of
+        found = [tool_id for tool_id in tool_ids if tool_id in row_of]
+        if not found:
             return {}
-        wanted = np.array(tool_ids, np.int64)
-        # the ids sorted once per load: a binary search for all of them in one call, not a
-        # dict lookup each in Python
-        at = np.searchsorted(self._sorted_ids, wanted).clip(max=len(self._sorted_ids) - 1)
-        found = self._sorted_ids[at] == wanted
-        scores = self.matrix[self._sorted_rows[at[found]]] @ query
-        return dict(zip(wanted[found].tolist(), scores.tolist()))
+        scores = self.matrix.take([row_of[tool_id] for tool_id in found], axis=0) @ query
+        return dict(zip(found, scores.tolist()))
 
 
 def _codes(values: tuple, codes: dict[str, int]) -> np.ndarray:
