@@ -44,6 +44,7 @@ FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 # long-running router that embedded a large catalog does not keep ~100 MB of words. A search's
 # words still hit the cache (queries repeat words); past the bound it starts over.
 WORD_CACHE_MAX = 50_000
+WORD_CACHE_MAX_CHARS = 64  # longer words are rare, each its own entry: not kept
 # what a malformed file makes the readers raise (they check nothing themselves)
 _MALFORMED = (struct.error, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError)
 
@@ -73,6 +74,10 @@ class StaticModel:
         # cut at max_length tokens before unknown tokens are dropped, as model2vec does
         self._max_length = int(config.get("max_length") or DEFAULT_MAX_LENGTH)
         self._unk_id = _unknown_id(tokenizer_config)
+        # word → its ids, above LiteTokenizer (which checks every character of a text for an
+        # added token before its own word cache): only where a text's ids are its words' ids
+        # one after the other (see _words_are_independent); bounded like LiteTokenizer's
+        self._words: dict[str, list[int]] | None = {} if _words_are_independent(tokenizer_config) else None
 
     @classmethod
     def load(cls, path: Path | str) -> "StaticModel":
@@ -102,13 +107,27 @@ class StaticModel:
         """Each text's token ids, unknown tokens dropped (they carry no meaning), truncated."""
         out = []
         for text in texts:
-            ids = self._tokenizer.encode(self._rewrite(text))[: self._max_length]
+            ids = self._text_ids(self._rewrite(text))[: self._max_length]
             # `in` is a C scan: most texts have no unknown token to drop, so no list is rebuilt
             out.append([i for i in ids if i != self._unk_id] if self._unk_id in ids else ids)
-        words = getattr(self._tokenizer, "_word_cache", None)
-        if words is not None and len(words) > WORD_CACHE_MAX:
-            words.clear()
+        for words in (getattr(self._tokenizer, "_word_cache", None), self._words):
+            if words is not None and len(words) > WORD_CACHE_MAX:
+                words.clear()
         return out
+
+    def _text_ids(self, text: str) -> list[int]:
+        words = self._words
+        if words is None:
+            return self._tokenizer.encode(text)
+        ids: list[int] = []
+        for word in text.split():
+            got = words.get(word)
+            if got is None:
+                got = self._tokenizer.encode(word)
+                if len(word) <= WORD_CACHE_MAX_CHARS:
+                    words[word] = got
+            ids += got
+        return ids
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row L2-normalised, or zero for a text with no known token."""
@@ -161,6 +180,23 @@ def _token_ids(tokenizer_config: dict) -> set[int]:
     # WordPiece and BPE map piece → id; Unigram lists [piece, score] in id order
     ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))
     return ids | {token["id"] for token in tokenizer_config.get("added_tokens") or []}
+
+
+def _words_are_independent(tokenizer_config: dict) -> bool:
+    """Whether a text's ids are its whitespace-separated words' ids one after the other: with
+    BertNormalizer (character by character; lite_compat's rewrite has already deleted the
+    controls that Python splits at and the normalizer deletes) and BertPreTokenizer (which
+    splits at whitespace first), when no added token holds whitespace (so none spans two words)."""
+    normalizer = tokenizer_config.get("normalizer") or {}
+    pre_tokenizer = tokenizer_config.get("pre_tokenizer") or {}
+    added = [token.get("content", "") for token in tokenizer_config.get("added_tokens") or []]
+    return (
+        normalizer.get("type") == "BertNormalizer"
+        and normalizer.get("clean_text", True)
+        and text_rewrite(tokenizer_config) is not None
+        and pre_tokenizer.get("type") == "BertPreTokenizer"
+        and all(content and content.split() == [content] for content in added)
+    )
 
 
 def _unknown_id(tokenizer_config: dict) -> int | None:
