@@ -17,6 +17,7 @@ to vectors that model2vec computed.
 
 import json
 import logging
+import math
 import struct
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -131,8 +132,11 @@ class StaticModel:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row L2-normalised, or zero for a text with no known token."""
+        token_ids = self.token_ids(texts)
+        if len(texts) == 1 and token_ids[0]:
+            return self._one(token_ids[0])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, ids in enumerate(self.token_ids(texts)):
+        for row, ids in enumerate(token_ids):
             if ids:
                 # what .mean(axis=0) computes (the float32 sum, then / count), without its
                 # checks and temporaries: a query is a dozen rows, so those were most of it
@@ -140,6 +144,18 @@ class StaticModel:
                 np.add.reduce(self._vectors.take(ids, axis=0), axis=0, out=total)
                 total /= len(ids)
         return unit_rows(out)
+
+    def _one(self, ids: list[int]) -> np.ndarray:
+        """encode's (1, dim) row for one text's ids: the same float32 operations in fewer numpy
+        calls (a search encodes one query; inside a search each call costs microseconds)."""
+        total = np.add.reduce(self._vectors.take(ids, axis=0), axis=0)
+        total /= len(ids)
+        # the float32 sum of squares as unit_rows takes it; math.sqrt of it rounded to float32
+        # is np.sqrt's float32 result (a double holds a square root exactly enough)
+        norm = math.sqrt(float(np.add.reduce(total * total)))
+        if norm > 0:
+            total /= norm
+        return total.reshape(1, -1)
 
 
 def unit_rows(rows: np.ndarray) -> np.ndarray:
