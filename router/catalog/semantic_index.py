@@ -129,16 +129,16 @@ class SemanticIndex:
             return self.matrix @ query, lambda positions: positions
         ranges = self._clusters.probe(query)
         scores = np.empty(sum(stop - start for start, stop in ranges), np.float32)
-        ends, shifts, end = [], [], 0
+        sizes, shifts, end = [], [], 0
         # each group's product straight into its place: no per-group array, no concatenation
         for start, stop in ranges:
             np.dot(self.matrix[start:stop], query, out=scores[end : end + stop - start])
             shifts.append(start - end)  # a probed group's rows are consecutive: one shift each
+            sizes.append(stop - start)
             end += stop - start
-            ends.append(end)
 
         def rows_of(positions: np.ndarray) -> np.ndarray:
-            return positions + np.array(shifts)[np.searchsorted(ends, positions, side="right")]
+            return positions + np.repeat(shifts, sizes)[positions]
 
         return scores, rows_of
 
