@@ -244,3 +244,25 @@ def test_with_the_semantic_model_off_a_load_embeds_nothing_and_search_uses_the_w
     hits = search(conn, "send an email", explain=True)
     assert hits and all(hit.explain.semantic == 0 for hit in hits)
     assert "get-sum" not in names(search(conn, "add two numbers", limit=50))
+
+
+def test_neighbours_tied_at_the_last_place_go_to_the_lower_ids(conn, tmp_path):
+    from router.catalog.embeddings import catalog_model
+    from router.catalog.semantic_index import semantic_index
+
+    # one tool spelt eight ways: the same name words and description, so the same vector and
+    # the same cosine
+    spellings = ["get-sum", "get_sum", "getSum", "GetSum", "get.sum", "GET_SUM", "get__sum", "Get-Sum"]
+    load(conn, tmp_path, [tool(name, "Sum of a and b.") for name in spellings] + IMPORTED[1:])
+    model = catalog_model()
+    query = model.encode(["add two numbers"])[0]
+    kwargs = {"profile": None, "may_call_mutating": True, "min_cosine": 0.1}
+    index = semantic_index(conn).refresh(model)
+    tied = [
+        tool_id for (tool_id,) in conn.execute("SELECT id FROM tools WHERE name LIKE 'get%sum' ORDER BY id")
+    ]
+    everything = index.nearest(query, 100, **kwargs)
+    assert len(tied) == 8 and list(everything)[:8] == tied
+    assert len({everything[tool_id] for tool_id in tied}) == 1
+    for k in (1, 3, 7):  # the cut falls inside the tie: its lowest ids, in id order
+        assert list(index.nearest(query, k, **kwargs)) == tied[:k]

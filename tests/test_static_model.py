@@ -181,8 +181,23 @@ def test_the_word_cache_is_bounded_and_starting_over_changes_no_vector(model, mo
     monkeypatch.setattr(static_model, "WORD_CACHE_MAX", 10)
     again = model.encode(words)
     assert len(model._tokenizer._word_cache) <= 10
+    assert model._words is not None and len(model._words) <= 10  # the model's own, above it
     assert np.array_equal(before, again)
     assert np.array_equal(model.encode(words), before)
+
+
+def test_a_text_is_cut_into_words_only_where_its_ids_are_its_words_ids(model, model_copy):
+    # the shipped tokenizer: every text's ids are its words' (tests/test_lite_tokenizer.py
+    # holds them to the `tokenizers` library's on every code point concerned)
+    assert model._words is not None
+    tokenizer = json.loads((model_copy / "tokenizer.json").read_text())
+    pad = next(token for token in tokenizer["added_tokens"] if token["content"] == "[PAD]")
+    pad["content"] = "two words"  # an added token across a space: the words are not independent
+    (model_copy / "tokenizer.json").write_text(json.dumps(tokenizer))
+    spanning = StaticModel.load(model_copy)
+    assert spanning._words is None
+    assert pad["id"] in spanning.token_ids(["say two words here"])[0]
+    assert pad["id"] not in model.token_ids(["say two words here"])[0]
 
 
 def test_the_shipped_model_is_small_and_its_provenance_matches_its_bytes():

@@ -9,7 +9,7 @@ A tool without a vector (none was computed for this model) has cosine 0 and is n
 semantic neighbour.
 """
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import cast
 
 import apsw
@@ -44,7 +44,6 @@ class SemanticIndex:
         self._server_codes = np.zeros(0, np.int32)
         self._servers: dict[str, int] = {}
         self._clusters: vector_clusters.Clusters | None = None
-        self._positions = np.zeros(0, np.int64)
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -72,8 +71,7 @@ class SemanticIndex:
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
             self._server_codes = self._server_codes[order]
-        self._row_of = {int(tool_id): row for row, tool_id in enumerate(self.ids)}
-        self._positions = np.arange(len(self.ids))
+        self._row_of = dict(zip(self.ids.tolist(), range(len(self.ids))))
         self._key = (version, model.identity)
         return self
 
@@ -103,38 +101,69 @@ class SemanticIndex:
         `min_cosine`, best first, ties by id."""
         if not len(self.ids) or k <= 0:
             return {}
-        if self._clusters is None:
-            scores, rows = self.matrix @ query, None
-        else:
-            ranges = self._clusters.probe(query)
-            scores = np.concatenate([self.matrix[a:b] @ query for a, b in ranges])
-            rows = np.concatenate([self._positions[a:b] for a, b in ranges])
-        # the floor first: it leaves a few dozen of the rows scored, and the filters read only those
-        kept = np.flatnonzero(scores >= min_cosine)
-        at = kept if rows is None else rows[kept]
-        allowed = np.ones(len(kept), bool)
-        if profile is not None:
-            allowed &= self._profile_codes[at] == self._profiles.get(profile, -1)
-        if not may_call_mutating:
-            allowed &= ~self._mutating[at]
+        scores, rows_of = self._scored(np.asarray(query, np.float32))
         hidden = [self._servers[server] for server in hidden_servers if server in self._servers]
+        kept = None  # the positions among `scores` still in; None: all of them
+        if profile is not None or not may_call_mutating or hidden:
+            # the floor first: the filters read only the rows that reach it
+            kept = np.flatnonzero(scores >= min_cosine)
+            kept = kept[self._allowed(rows_of(kept), profile, may_call_mutating, hidden)]
+        candidates = scores if kept is None else scores[kept]
+        floor = min_cosine
+        if len(candidates) > k:
+            # the k-th best cosine by a partition; every candidate reaching it stays in, ties at
+            # it included, so the sort below (ties by id) decides among them, not the pivots
+            floor = max(floor, np.partition(candidates, len(candidates) - k)[len(candidates) - k])
+        best = np.flatnonzero(candidates >= floor)
+        if kept is not None:
+            best = kept[best]
+        ids, best_scores = self.ids[rows_of(best)], scores[best]
+        order = np.lexsort((ids, -best_scores))[:k]
+        return dict(zip(ids[order].tolist(), best_scores[order].tolist()))
+
+    def _scored(self, query: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+        """The cosines of the rows the query scores, and what turns a position among them into
+        its row: every row up to EXHAUSTIVE_MAX_TOOLS, else the probed groups' rows, group
+        after group."""
+        if self._clusters is None:
+            return self.matrix @ query, lambda positions: positions
+        ranges = self._clusters.probe(query)
+        scores = np.empty(sum(stop - start for start, stop in ranges), np.float32)
+        sizes, shifts, end = [], [], 0
+        # each group's product straight into its place: no per-group array, no concatenation
+        for start, stop in ranges:
+            np.dot(self.matrix[start:stop], query, out=scores[end : end + stop - start])
+            shifts.append(start - end)  # a probed group's rows are consecutive: one shift each
+            sizes.append(stop - start)
+            end += stop - start
+
+        def rows_of(positions: np.ndarray) -> np.ndarray:
+            return positions + np.repeat(shifts, sizes)[positions]
+
+        return scores, rows_of
+
+    def _allowed(
+        self, rows: np.ndarray, profile: str | None, may_call_mutating: bool, hidden: list[int]
+    ) -> np.ndarray:
+        """Which of `rows` pass the filters (`hidden`: the hidden servers' codes)."""
+        allowed = np.ones(len(rows), bool)
+        if profile is not None:
+            allowed &= self._profile_codes[rows] == self._profiles.get(profile, -1)
+        if not may_call_mutating:
+            allowed &= ~self._mutating[rows]
         if hidden:
-            allowed &= ~np.isin(self._server_codes[at], hidden)
-        kept, at = kept[allowed], at[allowed]
-        if len(kept) > k:
-            best = np.argpartition(-scores[kept], k - 1)[:k]
-            kept, at = kept[best], at[best]
-        ids, kept_scores = self.ids[at], scores[kept]
-        order = np.lexsort((ids, -kept_scores))
-        return dict(zip(ids[order].tolist(), kept_scores[order].tolist()))
+            allowed &= ~np.isin(self._server_codes[rows], hidden)
+        return allowed
 
     def cosines(self, query: np.ndarray, tool_ids: list[int]) -> dict[int, float]:
         """The cosine of each tool that has a vector."""
-        rows = [(tool_id, self._row_of[tool_id]) for tool_id in tool_ids if tool_id in self._row_of]
-        if not rows:
+        # a search asks for a dozen or two: dict lookups in Python beat any numpy call there
+        row_of = self._row_of
+        found = [tool_id for tool_id in tool_ids if tool_id in row_of]
+        if not found:
             return {}
-        scores = self.matrix[[row for _, row in rows]] @ query
-        return {tool_id: float(score) for (tool_id, _), score in zip(rows, scores)}
+        scores = self.matrix.take([row_of[tool_id] for tool_id in found], axis=0) @ query
+        return dict(zip(found, scores.tolist()))
 
 
 def _codes(values: tuple, codes: dict[str, int]) -> np.ndarray:

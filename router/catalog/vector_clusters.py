@@ -11,6 +11,7 @@ same vectors give the same groups.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,12 +33,28 @@ class Clusters:
     order: np.ndarray  # row numbers of the matrix, grouped: group g is order[starts[g]:starts[g + 1]]
     starts: np.ndarray
 
-    def probe(self, query: np.ndarray, probes: int | None = None) -> list[tuple[int, int]]:
-        """The groups nearest to the query, as (start, stop) ranges of positions in `order`
-        (PROBES of them unless told: read at the call, so a setting of it takes effect)."""
+    @cached_property
+    def _ranges(self) -> np.ndarray:
+        """(k, 2): each group's start and stop in `order`, so a probe reads its groups' in one step."""
+        return np.stack((self.starts[:-1], self.starts[1:]), axis=1)
+
+    def probe(self, query: np.ndarray, probes: int | None = None) -> list[list[int]]:
+        """The groups nearest to the query, in group order, as [start, stop] ranges of positions
+        in `order` (PROBES of them unless told: read at the call, so a setting of it takes
+        effect). Ties go to the lower group number."""
         probes = PROBES if probes is None else probes
-        nearest = np.sort(np.argsort(-(self.centroids @ query), kind="stable")[:probes])
-        return [(int(self.starts[g]), int(self.starts[g + 1])) for g in nearest]
+        scores = self.centroids @ query
+        if probes >= len(scores):
+            return self._ranges.tolist()
+        # the probes-th best score by a partition (a full sort of √n scores was most of the
+        # probe), then every group reaching it
+        cut = np.partition(scores, len(scores) - probes)[len(scores) - probes]
+        nearest = np.flatnonzero(scores >= cut)
+        if len(nearest) > probes:  # ties at the cut (e.g. a zero query): the lowest-numbered
+            tied = np.flatnonzero(scores == cut)  # of them, as a stable sort by score takes them
+            nearest = np.setdiff1d(nearest, tied[probes - (len(nearest) - len(tied)) :])
+        # Python ints: a search does a handful of sums on them, cheaper than numpy calls
+        return self._ranges[nearest].tolist()
 
 
 def _nearest(matrix: np.ndarray, centroids: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ to vectors that model2vec computed.
 
 import json
 import logging
+import math
 import struct
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -44,6 +45,7 @@ FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 # long-running router that embedded a large catalog does not keep ~100 MB of words. A search's
 # words still hit the cache (queries repeat words); past the bound it starts over.
 WORD_CACHE_MAX = 50_000
+WORD_CACHE_MAX_CHARS = 64  # longer words are rare, each its own entry: not kept
 # what a malformed file makes the readers raise (they check nothing themselves)
 _MALFORMED = (struct.error, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError)
 
@@ -73,6 +75,10 @@ class StaticModel:
         # cut at max_length tokens before unknown tokens are dropped, as model2vec does
         self._max_length = int(config.get("max_length") or DEFAULT_MAX_LENGTH)
         self._unk_id = _unknown_id(tokenizer_config)
+        # word → its ids, above LiteTokenizer (which checks every character of a text for an
+        # added token before its own word cache): only where a text's ids are its words' ids
+        # one after the other (see _words_are_independent); bounded like LiteTokenizer's
+        self._words: dict[str, list[int]] | None = {} if _words_are_independent(tokenizer_config) else None
 
     @classmethod
     def load(cls, path: Path | str) -> "StaticModel":
@@ -102,25 +108,60 @@ class StaticModel:
         """Each text's token ids, unknown tokens dropped (they carry no meaning), truncated."""
         out = []
         for text in texts:
-            ids = self._tokenizer.encode(self._rewrite(text))[: self._max_length]
-            out.append([i for i in ids if i != self._unk_id])
-        words = getattr(self._tokenizer, "_word_cache", None)
-        if words is not None and len(words) > WORD_CACHE_MAX:
-            words.clear()
+            ids = self._text_ids(self._rewrite(text))[: self._max_length]
+            # `in` is a C scan: most texts have no unknown token to drop, so no list is rebuilt
+            out.append([i for i in ids if i != self._unk_id] if self._unk_id in ids else ids)
+        for words in (getattr(self._tokenizer, "_word_cache", None), self._words):
+            if words is not None and len(words) > WORD_CACHE_MAX:
+                words.clear()
         return out
+
+    def _text_ids(self, text: str) -> list[int]:
+        words = self._words
+        if words is None:
+            return self._tokenizer.encode(text)
+        ids: list[int] = []
+        for word in text.split():
+            got = words.get(word)
+            if got is None:
+                got = self._tokenizer.encode(word)
+                if len(word) <= WORD_CACHE_MAX_CHARS:
+                    words[word] = got
+            ids += got
+        return ids
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row L2-normalised, or zero for a text with no known token."""
+        token_ids = self.token_ids(texts)
+        if len(texts) == 1 and token_ids[0]:
+            return self._one(token_ids[0])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, ids in enumerate(self.token_ids(texts)):
+        for row, ids in enumerate(token_ids):
             if ids:
-                out[row] = self._vectors[ids].mean(axis=0)
+                # what .mean(axis=0) computes (the float32 sum, then / count), without its
+                # checks and temporaries: a query is a dozen rows, so those were most of it
+                total = out[row]
+                np.add.reduce(self._vectors.take(ids, axis=0), axis=0, out=total)
+                total /= len(ids)
         return unit_rows(out)
+
+    def _one(self, ids: list[int]) -> np.ndarray:
+        """encode's (1, dim) row for one text's ids: the same float32 operations in fewer numpy
+        calls (a search encodes one query; inside a search each call costs microseconds)."""
+        total = np.add.reduce(self._vectors.take(ids, axis=0), axis=0)
+        total /= len(ids)
+        # the float32 sum of squares as unit_rows takes it; math.sqrt of it rounded to float32
+        # is np.sqrt's float32 result (a double holds a square root exactly enough)
+        norm = math.sqrt(float(np.add.reduce(total * total)))
+        if norm > 0:
+            total /= norm
+        return total.reshape(1, -1)
 
 
 def unit_rows(rows: np.ndarray) -> np.ndarray:
     """`rows` (float32, n × dim) each scaled to length 1 in place; a zero row stays zero."""
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    # what np.linalg.norm(rows, axis=1) computes for a real array, without its dispatch
+    norms = np.sqrt(np.add.reduce(rows * rows, axis=1, keepdims=True))
     np.divide(rows, norms, out=rows, where=norms > 0)
     return rows
 
@@ -155,6 +196,23 @@ def _token_ids(tokenizer_config: dict) -> set[int]:
     # WordPiece and BPE map piece → id; Unigram lists [piece, score] in id order
     ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))
     return ids | {token["id"] for token in tokenizer_config.get("added_tokens") or []}
+
+
+def _words_are_independent(tokenizer_config: dict) -> bool:
+    """Whether a text's ids are its whitespace-separated words' ids one after the other: with
+    BertNormalizer (character by character; lite_compat's rewrite has already deleted the
+    controls that Python splits at and the normalizer deletes) and BertPreTokenizer (which
+    splits at whitespace first), when no added token holds whitespace (so none spans two words)."""
+    normalizer = tokenizer_config.get("normalizer") or {}
+    pre_tokenizer = tokenizer_config.get("pre_tokenizer") or {}
+    added = [token.get("content", "") for token in tokenizer_config.get("added_tokens") or []]
+    return (
+        normalizer.get("type") == "BertNormalizer"
+        and normalizer.get("clean_text", True)
+        and text_rewrite(tokenizer_config) is not None
+        and pre_tokenizer.get("type") == "BertPreTokenizer"
+        and all(content and content.split() == [content] for content in added)
+    )
 
 
 def _unknown_id(tokenizer_config: dict) -> int | None:
