@@ -35,6 +35,8 @@ B = 0.75
 # dropped, and read again when searched.
 MAX_CACHED_POSTINGS = 16_000_000
 
+NO_ROWS = np.zeros(0, np.int32)
+NO_ROWS.setflags(write=False)
 # tools_fts's columns, in order (schema.sql)
 COLUMNS = ("name_words", "description", "arg_text", "triggers", "boost")
 
@@ -81,7 +83,8 @@ class LexicalIndex:
     def __init__(self, conn: apsw.Connection):
         self._conn = conn
         self.version: int | None = None
-        self.weights = np.zeros(len(COLUMNS), np.float64)
+        self.weights: tuple[float, ...] = ()
+        self._weight_of_column = np.zeros(len(COLUMNS), np.float64)
         self.ids = np.zeros(0, np.int64)
         self._norms = np.zeros(0, np.float64)
         self._mutating = np.zeros(0, bool)
@@ -95,7 +98,8 @@ class LexicalIndex:
     def refresh(self, version: int | None, weights: Sequence[float]) -> "LexicalIndex":
         """Reload the rows when the catalog (or the column weights) changed since the last load."""
         version = catalog_version(self._conn) if version is None else version
-        if version == self.version and np.array_equal(weights, self.weights):
+        weights = tuple(float(w) for w in weights)
+        if version == self.version and weights == self.weights:
             return self
         rows = self._conn.execute(ROWS_SQL).fetchall()
         ids, sizes, mutating, profiles, servers = zip(*rows) if rows else ((),) * 5
@@ -107,7 +111,7 @@ class LexicalIndex:
         self._profiles, self._servers = {}, {}
         self._profile_codes = value_codes(profiles, self._profiles)
         self._server_codes = value_codes(servers, self._servers)
-        self.weights = np.array(weights, np.float64)
+        self.weights, self._weight_of_column = weights, np.array(weights, np.float64)
         self._postings.clear()
         self._cached = 0
         self.version = version
@@ -127,7 +131,7 @@ class LexicalIndex:
             found = Postings(np.zeros(0, np.int32), np.zeros(0, np.float32))
         else:
             hit_docs = np.array(str(docs).split(","), np.int64)
-            hit_weights = self.weights[np.array(str(columns).split(","), np.int64)]
+            hit_weights = self._weight_of_column[np.array(str(columns).split(","), np.int64)]
             # hits come row by row: each row's first hit starts its run
             starts = np.flatnonzero(np.r_[True, hit_docs[1:] != hit_docs[:-1]])
             rows = np.searchsorted(self.ids, hit_docs[starts]).astype(np.int32)
@@ -144,6 +148,8 @@ class LexicalIndex:
 
     def positions(self, tool_ids: Collection[int]) -> np.ndarray:
         """The index positions of these tool ids (those in the index)."""
+        if not tool_ids:  # a search's usual phrase rows: none
+            return NO_ROWS
         wanted = np.array(sorted(tool_ids), np.int64)
         at = np.searchsorted(self.ids, wanted)
         inside = at < len(self.ids)
