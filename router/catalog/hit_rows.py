@@ -64,6 +64,8 @@ class ChangingState:
     def breaker_opened_at(self, row: ToolRow) -> float | None:
         """When the later of the tool's and its server's open breakers opened (both share one
         window, so the later one decides); None when neither is open."""
+        if not self.tool_breakers and not self.server_breakers:  # the usual case: none open
+            return None
         times = [
             found
             for found in (self.tool_breakers.get(row.name), self.server_breakers.get(row.server))
