@@ -326,6 +326,23 @@ def test_the_breaker_window_is_the_callers(registry):
     assert acme(breaker_open_s=10.0).available is True
 
 
+def test_an_open_server_breaker_marks_every_tool_of_that_server(registry):
+    """A backend whose process keeps failing has its own breaker (backend_breaker): search
+    marks all its tools, and only while the breaker is open."""
+    registry.execute(
+        "INSERT INTO backend_breaker(server, state, consecutive_failures, opened_at, updated_at) "
+        "VALUES ('acme_github', 'open', 3, 1000000.0, '2026-11-29T20:00:00Z'),"
+        "       ('globex_github', 'half_open', 3, 1000000.0, '2026-11-29T20:00:00Z')"
+    )
+    hits = search(registry, "issues of acme and globex on github", limit=50, now=1_000_020.0, semantic=False)
+    acme = [h for h in hits if h.name.startswith("acme_")]
+    globex = [h for h in hits if h.name.startswith("globex_")]
+    assert len(acme) == 4 and all(not h.available and "breaker" in h.unavailable_reason for h in acme)
+    assert globex and all(h.available for h in globex)
+    later = search(registry, "issues of acme on github", limit=50, now=1_000_000.0 + 3600, semantic=False)
+    assert all(h.available for h in later if h.name.startswith("acme_"))
+
+
 def test_a_quarantined_tool_is_marked_and_demoted_by_search_itself(registry):
     """A tool whose server now lists another definition is uncallable until accepted: search
     (the meta-tool and the CLI alike) says why and ranks it like any tool that cannot be
