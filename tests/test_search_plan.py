@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from router.catalog import match_plan, phrases
+from router.catalog import hit_rows, match_plan, phrases
 from router.catalog.load import load_catalog
 from router.catalog.query_words import query_words
 from router.catalog.search import BM25_WEIGHT, UNAVAILABLE_PENALTY, search
@@ -218,9 +218,9 @@ def test_phrases_found_in_memory_and_in_sql_agree(registry, monkeypatch):
     queries = ["hey can you list issues of acme on github please", "create issues", "github", "play a song"]
     cached = [search(registry, q, explain=True) for q in queries]
     # a catalog with more phrases than the cache holds is looked up with SQL on every query
-    monkeypatch.setattr(phrases, "MAX_CACHED_PHRASES", 0)
+    monkeypatch.setattr(phrases, "MAX_CACHED_PHRASE_ROWS", 0)
     phrases._catalog_phrases(registry).refresh(None)
-    assert phrases._catalog_phrases(registry).kinds is None
+    assert phrases._catalog_phrases(registry).tools is None
     assert [search(registry, q, explain=True) for q in queries] == cached
     assert cached[0][0].explain.trigger > 0 and cached[2][0].explain.boost > 0
 
@@ -326,9 +326,12 @@ def test_the_breaker_window_is_the_callers(registry):
     assert acme(breaker_open_s=10.0).available is True
 
 
-def test_an_open_server_breaker_marks_every_tool_of_that_server(registry):
+@pytest.mark.parametrize("read_all_up_to", [256, 0])
+def test_an_open_server_breaker_marks_every_tool_of_that_server(registry, monkeypatch, read_all_up_to):
     """A backend whose process keeps failing has its own breaker (backend_breaker): search
-    marks all its tools, and only while the breaker is open."""
+    marks all its tools, and only while the breaker is open; the same when there are too many
+    open breakers to read them all, and only the candidates' are read."""
+    monkeypatch.setattr(hit_rows, "MAX_CHANGING_ROWS", read_all_up_to)
     registry.execute(
         "INSERT INTO backend_breaker(server, state, consecutive_failures, opened_at, updated_at) "
         "VALUES ('acme_github', 'open', 3, 1000000.0, '2026-11-29T20:00:00Z'),"

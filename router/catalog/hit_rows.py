@@ -23,8 +23,18 @@ SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server), 
 FROM json_each(:ids) c JOIN tools t ON t.id = c.value
 """
 # What may make a candidate uncallable now: an open breaker of the tool or of its server
-# (opened at), a quarantine (the fields its server lists differently).
+# (opened at), a quarantine (the fields its server lists differently). These rows are few (a
+# tool that failed, a server that changed), so a search reads all of them, up to
+# MAX_CHANGING_ROWS; past that, only the candidates' (CANDIDATES_CHANGING_STATE_SQL).
 CHANGING_STATE_SQL = """
+SELECT 'tool', tool, opened_at FROM breaker WHERE state = 'open'
+UNION ALL
+SELECT 'server', server, opened_at FROM backend_breaker WHERE state = 'open'
+UNION ALL
+SELECT 'quarantine', tool, changed FROM tool_quarantine
+LIMIT :limit
+"""
+CANDIDATES_CHANGING_STATE_SQL = """
 SELECT 'tool', tool, opened_at FROM breaker
 WHERE state = 'open' AND tool IN (SELECT value FROM json_each(:names))
 UNION ALL
@@ -34,6 +44,7 @@ UNION ALL
 SELECT 'quarantine', tool, changed FROM tool_quarantine
 WHERE tool IN (SELECT value FROM json_each(:names))
 """
+MAX_CHANGING_ROWS = 256
 # The trigger and boost phrases of the query each candidate has.
 PHRASE_KINDS_SQL = """
 SELECT tool_id, max(kind = 'trigger'), max(kind = 'boost') FROM tool_phrases
@@ -102,12 +113,17 @@ tool_rows = PerConnection(ToolRows)
 
 
 def changing_state(conn: apsw.Connection, rows: Collection[ToolRow]) -> ChangingState:
+    found = conn.execute(CHANGING_STATE_SQL, {"limit": MAX_CHANGING_ROWS + 1}).fetchall()
+    if len(found) > MAX_CHANGING_ROWS:
+        names = json.dumps(sorted({row.name for row in rows}), ensure_ascii=False)
+        server_names = json.dumps(sorted({row.server for row in rows}), ensure_ascii=False)
+        found = conn.execute(
+            CANDIDATES_CHANGING_STATE_SQL, {"names": names, "servers": server_names}
+        ).fetchall()
     tools: dict[str, float | None] = {}
     servers: dict[str, float | None] = {}
     quarantined: dict[str, str] = {}
-    names = json.dumps(sorted({row.name for row in rows}), ensure_ascii=False)
-    server_names = json.dumps(sorted({row.server for row in rows}), ensure_ascii=False)
-    for kind, key, value in conn.execute(CHANGING_STATE_SQL, {"names": names, "servers": server_names}):
+    for kind, key, value in found:
         if kind == "quarantine":
             quarantined[str(key)] = str(value)
         else:

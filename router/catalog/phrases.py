@@ -2,10 +2,12 @@
 
 A phrase is found whole and in order in the query (case and edge punctuation ignored): the
 query's word n-grams, up to the catalog's longest phrase, are looked up among the phrases of
-tool_phrases (schema.sql). A catalog with at most MAX_CACHED_PHRASES distinct phrases keeps
-them in memory, each with how many tools have it (capped), until the catalog changes: the
-lookup is then a dictionary probe per n-gram, with no statement at all. A larger catalog is
-looked up with one index seek per n-gram and kind, however many tools share a phrase.
+tool_phrases (schema.sql). A catalog with at most MAX_CACHED_PHRASE_ROWS rows there keeps
+them in memory, each phrase with the tools that have it, until the catalog changes: the
+lookup is then a dictionary probe per n-gram, and a candidate's trigger and boost parts a set
+membership, with no statement at all. A larger catalog is looked up with one index seek per
+n-gram and kind, however many tools share a phrase, and its candidates' parts with one
+statement (router/catalog/hit_rows.py).
 """
 
 import json
@@ -23,13 +25,13 @@ from router.fts import fts_string
 MAX_PHRASE_WORDS = 8
 MAX_PHRASE_SOURCE_WORDS = 64
 _PHRASE_EDGE_PUNCTUATION = string.punctuation + "‘’“”–—…"
-# Distinct (phrase, kind) pairs kept in memory per connection (≈100 bytes each): every
-# hand-written seed catalog and most real ones fit; a registry-sized catalog is looked up in SQL.
-MAX_CACHED_PHRASES = 100_000
+# tool_phrases rows kept in memory per connection (≈50 bytes each, 25 MB at most): the seeds
+# have 1,211, bench/synthetic.py's 100,000-tool catalog 200,000; a larger one is looked up in SQL.
+MAX_CACHED_PHRASE_ROWS = 500_000
 
-# Each (phrase, kind) of the catalog; at most :limit rows.
-PHRASE_KINDS_SQL = """
-SELECT DISTINCT phrase, kind FROM tool_phrases LIMIT :limit
+# Each phrase of the catalog with its kind and tool; at most :limit rows.
+PHRASE_TOOLS_SQL = """
+SELECT phrase, kind, tool_id FROM tool_phrases LIMIT :limit
 """
 MATCHED_PHRASES_SQL = """
 SELECT g.value, k.kind
@@ -65,31 +67,45 @@ def phrase_ngrams(text: str, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
 class MatchedPhrases:
     texts: list[str]  # every phrase found, for the per-candidate trigger/boost parts
     conditions: list[Condition]  # the multi-word ones, as candidate conditions on their column
+    # kind → the tools of each phrase found of that kind, when the catalog's phrases are in
+    # memory; None: look the candidates up in tool_phrases
+    tools: dict[str, list[frozenset[int]]] | None = None
+
+    def parts(self, tool_id: int) -> tuple[bool, bool]:
+        """Whether the tool has a trigger phrase, a boost keyword of the query (in memory only)."""
+        assert self.tools is not None
+        return (
+            any(tool_id in tools for tools in self.tools.get("trigger", ())),
+            any(tool_id in tools for tools in self.tools.get("boost", ())),
+        )
 
 
 class CatalogPhrases:
     """Per connection: the catalog's longest phrase and, when they fit, its phrases with their
-    kinds, read again when the catalog version changes."""
+    kinds and tools, read again when the catalog version changes."""
 
     def __init__(self, conn: apsw.Connection):
         self._conn = conn
         self._version: int | None = None
         self.longest = 0
-        self.kinds: dict[str, list[str]] | None = None
+        # phrase → kind → the tools that have it
+        self.tools: dict[str, dict[str, frozenset[int]]] | None = None
 
     def refresh(self, version: int | None) -> None:
         if version == self._version:
             return
         self._version = version
         self.longest = scalar(self._conn, LONGEST_PHRASE_SQL)
-        rows = self._conn.execute(PHRASE_KINDS_SQL, {"limit": MAX_CACHED_PHRASES + 1}).fetchall()
-        if len(rows) > MAX_CACHED_PHRASES:
-            self.kinds = None
+        rows = self._conn.execute(PHRASE_TOOLS_SQL, {"limit": MAX_CACHED_PHRASE_ROWS + 1}).fetchall()
+        if len(rows) > MAX_CACHED_PHRASE_ROWS:
+            self.tools = None
             return
-        kinds: dict[str, list[str]] = {}
-        for phrase, kind in rows:
-            kinds.setdefault(str(phrase), []).append(str(kind))
-        self.kinds = kinds
+        tools: dict[str, dict[str, set[int]]] = {}
+        for phrase, kind, tool_id in rows:
+            tools.setdefault(str(phrase), {}).setdefault(str(kind), set()).add(int(tool_id))  # type: ignore[arg-type]
+        self.tools = {
+            phrase: {kind: frozenset(ids) for kind, ids in kinds.items()} for phrase, kinds in tools.items()
+        }
 
 
 _catalog_phrases = PerConnection(CatalogPhrases)
@@ -103,8 +119,13 @@ def matched_phrases(conn: apsw.Connection, query: str, version: int | None) -> M
     if not grams:
         return MatchedPhrases([], [])
     found: list[tuple[str, str]]
-    if catalog.kinds is not None:
-        found = [(gram, kind) for gram in grams for kind in catalog.kinds.get(gram, ())]
+    tools: dict[str, list[frozenset[int]]] | None = None
+    if catalog.tools is not None:
+        found, tools = [], {}
+        for gram in grams:
+            for kind, ids in catalog.tools.get(gram, {}).items():
+                found.append((gram, kind))
+                tools.setdefault(kind, []).append(ids)
     else:
         rows = conn.execute(MATCHED_PHRASES_SQL, {"ngrams": json.dumps(grams, ensure_ascii=False)})
         found = [(str(phrase), str(kind)) for phrase, kind in rows]
@@ -115,4 +136,4 @@ def matched_phrases(conn: apsw.Connection, query: str, version: int | None) -> M
         for phrase, kind in found
         if " " in phrase
     ]
-    return MatchedPhrases(sorted({phrase for phrase, _ in found}), conditions)
+    return MatchedPhrases(sorted({phrase for phrase, _ in found}), conditions, tools)

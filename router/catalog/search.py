@@ -262,7 +262,11 @@ def search(
         tool_id: row for tool_id, row in rows.items() if filters.allow(row.profile, row.mutating, row.server)
     }
     state = changing_state(conn, rows.values())
-    phrase_parts = phrase_kinds(conn, rows, phrases.texts)
+    phrase_parts = (
+        {tool_id: phrases.parts(tool_id) for tool_id in rows}
+        if phrases.tools is not None
+        else phrase_kinds(conn, rows, phrases.texts)
+    )
     unavailable = unavailable or {}
     ranked = []
     for tool_id, row in rows.items():
