@@ -17,6 +17,7 @@ import numpy as np
 
 from router.catalog import vector_clusters, vector_groups
 from router.catalog.embeddings import EmbeddingModel
+from router.catalog.lexical_index import value_codes
 from router.db import PerConnection, catalog_version
 
 VECTORS_SQL = """
@@ -57,8 +58,8 @@ class SemanticIndex:
         self._profiles, self._servers = {}, {}
         self.ids = np.array(ids, np.int64)
         self._mutating = np.array(mutating, bool)
-        self._profile_codes = _codes(profiles, self._profiles)
-        self._server_codes = _codes(servers, self._servers)
+        self._profile_codes = value_codes(profiles, self._profiles)
+        self._server_codes = value_codes(servers, self._servers)
         if rows:
             self.matrix = vector_groups.dequantized(cast(list[float], scales), cast(list[bytes], vectors))
         else:
@@ -164,11 +165,6 @@ class SemanticIndex:
             return {}
         scores = self.matrix.take([row_of[tool_id] for tool_id in found], axis=0) @ query
         return dict(zip(found, scores.tolist()))
-
-
-def _codes(values: tuple, codes: dict[str, int]) -> np.ndarray:
-    """Each value's number in `codes` (filled as values first appear): filters compare ints."""
-    return np.array([codes.setdefault(str(value), len(codes)) for value in values], np.int32)
 
 
 semantic_index = PerConnection(SemanticIndex)
