@@ -66,10 +66,31 @@ def test_rows_longer_than_127_tokens_have_their_length(conn, tmp_path):
         index.positions([]),
         10,
         Filters(),
+        list(expected),
     )
     assert len(expected) == 4
     for rowid, score in expected.items():
-        assert ranking.bm25(rowid) == pytest.approx(score, rel=1e-6)
+        assert ranking.asked[rowid] == pytest.approx(score, rel=1e-6)
+        assert ranking.pool[rowid] == pytest.approx(score, rel=1e-6)
+
+
+def test_a_search_leaves_no_trace_for_the_next(conn, tmp_path):
+    """The selection and score slots are kept between searches: each search must find them
+    empty, whatever the one before selected, filtered or scored."""
+    tools = [
+        tool(f"notes_{i}", f"Notes number {i} with words alpha{i % 3}.", mutating=i % 2 == 1)
+        for i in range(30)
+    ]
+    load(conn, tmp_path, tools)
+    queries = ["notes alpha0", "alpha1", "number alpha2 notes", "can you show me the notes"]
+    alone = []
+    for query in queries:  # each in a fresh index: nothing before it
+        lexical.lexical_index(conn).version = None
+        alone.append(search(conn, query, limit=50, semantic=False, explain=True))
+    for _ in range(2):  # in turns, with a filter between
+        for query, expected in zip(queries, alone):
+            search(conn, query, limit=50, semantic=False, may_call_mutating=False)
+            assert search(conn, query, limit=50, semantic=False, explain=True) == expected
 
 
 def test_row_lengths_decode_sqlite_varints():

@@ -145,10 +145,15 @@ def check_limit(limit: int) -> int:
 
 
 def _lexical_ranking(
-    conn: apsw.Connection, version: int, match_plan: MatchPlan, size: int, filters: Filters
+    conn: apsw.Connection,
+    version: int,
+    match_plan: MatchPlan,
+    size: int,
+    filters: Filters,
+    named: Collection[int] = (),
 ) -> "Ranking":
     """Every candidate the plan selects that the filters let through, scored by BM25 in
-    memory; the best `size` of them."""
+    memory; the best `size` of them, and the BM25 of the `named` tools."""
     # imported here, not with the module: numpy is a search's, and a command that only
     # imports this module (inspect, eval's arguments) must not pay its start-up
     from router.catalog.lexical_index import lexical_index
@@ -164,6 +169,7 @@ def _lexical_ranking(
         index.positions(phrase_rows),
         size,
         filters,
+        named,
     )
 
 
@@ -244,12 +250,12 @@ def search(
     now_s = unix_now() if now is None else float(now)
     filters = Filters(profile, bool(may_call_mutating), frozenset(hidden_servers))
     pool_size = limit + (POOL_MARGIN if phrases.texts else NO_PHRASE_POOL_MARGIN)
-    ranking = _lexical_ranking(conn, version, match_plan, pool_size, filters)
-    pool = dict(ranking.pool)
     named = exact_names.exact_name_ids(conn, query)
+    ranking = _lexical_ranking(conn, version, match_plan, pool_size, filters, named)
+    pool = dict(ranking.pool)
     for tool_id in named:
         if tool_id not in pool:
-            pool[tool_id] = ranking.bm25(tool_id)
+            pool[tool_id] = ranking.asked[tool_id]
     best_bm25 = max(pool.values(), default=0.0)
     cosines, semantic_weight = (
         _semantic_candidates(conn, query, version, limit, filters, pool) if semantic else ({}, 0.0)
