@@ -8,6 +8,7 @@ import pytest
 from router.catalog import search as search_module
 from router.catalog.load import load_catalog
 from router.catalog.search import SEMANTIC_WEIGHT, search
+from router.catalog.search_filters import Filters
 from router.cli import main
 from router.paths import SEEDS_DIR
 
@@ -149,7 +150,7 @@ def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_ea
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     model = catalog_model()
     query = model.encode(["show me the last 5 commits"])[0]
-    kwargs = {"profile": profile, "may_call_mutating": may_call_mutating, "min_cosine": 0.1}
+    kwargs = {"filters": Filters(profile, may_call_mutating), "min_cosine": 0.1}
     exhaustive = semantic_index.semantic_index(conn).refresh(model).nearest(query, 12, **kwargs)
     monkeypatch.setattr(vector_groups, "EXHAUSTIVE_MAX_TOOLS", 50)
     monkeypatch.setattr(vector_clusters, "PROBES", 10_000)  # every group: nothing may be missed
@@ -197,7 +198,7 @@ def test_a_large_catalogs_grouping_is_stored_by_the_load_and_read_by_search(conn
     assert index._clusters is not None and len(index._clusters.centroids) == round(vectors**0.5)
     monkeypatch.setattr(vector_clusters, "PROBES", 10_000)
     query = model.encode(["show me the last 5 commits"])[0]
-    kwargs = {"profile": None, "may_call_mutating": True, "min_cosine": 0.1}
+    kwargs = {"filters": Filters(), "min_cosine": 0.1}
     monkeypatch.setattr(vector_groups, "EXHAUSTIVE_MAX_TOOLS", 4_096)
     whole = semantic_index.SemanticIndex(conn).refresh(model)
     assert whole._clusters is None
@@ -214,12 +215,13 @@ def test_a_hidden_servers_tools_take_no_neighbours_place(conn):
     model = catalog_model()
     index = semantic_index(conn).refresh(model)
     query = model.encode(["show me the last 5 commits"])[0]
-    kwargs = {"profile": None, "may_call_mutating": True, "min_cosine": 0.1}
+    kwargs = {"filters": Filters(), "min_cosine": 0.1}
     server_of = dict(conn.execute("SELECT id, server FROM tools"))
     everything = index.nearest(query, 200, **kwargs)
     assert [server_of[tool_id] for tool_id in list(everything)[:3]] == ["git"] * 3
     shown = [tool_id for tool_id in everything if server_of[tool_id] != "git"][:12]
-    assert list(index.nearest(query, 12, hidden_servers={"git"}, **kwargs)) == shown
+    hidden = Filters(hidden_servers=frozenset({"git"}))
+    assert list(index.nearest(query, 12, filters=hidden, min_cosine=0.1)) == shown
 
 
 def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):
@@ -256,7 +258,7 @@ def test_neighbours_tied_at_the_last_place_go_to_the_lower_ids(conn, tmp_path):
     load(conn, tmp_path, [tool(name, "Sum of a and b.") for name in spellings] + IMPORTED[1:])
     model = catalog_model()
     query = model.encode(["add two numbers"])[0]
-    kwargs = {"profile": None, "may_call_mutating": True, "min_cosine": 0.1}
+    kwargs = {"filters": Filters(), "min_cosine": 0.1}
     index = semantic_index(conn).refresh(model)
     tied = [
         tool_id for (tool_id,) in conn.execute("SELECT id FROM tools WHERE name LIKE 'get%sum' ORDER BY id")

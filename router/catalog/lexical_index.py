@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
+from router.catalog.filter_columns import FilterColumns
 from router.catalog.search_filters import Filters
 from router.db import PerConnection, catalog_version
 
@@ -82,11 +83,7 @@ class LexicalIndex:
         self._weight_of_column = np.zeros(len(COLUMNS), np.float64)
         self.ids = np.zeros(0, np.int64)
         self._norms = np.zeros(0, np.float64)
-        self._mutating = np.zeros(0, bool)
-        self._profile_codes = np.zeros(0, np.int32)
-        self._profiles: dict[str, int] = {}
-        self._server_codes = np.zeros(0, np.int32)
-        self._servers: dict[str, int] = {}
+        self._columns = FilterColumns((), (), ())
         self._postings: OrderedDict[str, Postings] = OrderedDict()
         self._cached = 0
         # one search's selection and scores, a slot per row, kept between searches and
@@ -107,10 +104,7 @@ class LexicalIndex:
         lengths = row_lengths(list(sizes))
         average = float(lengths.mean()) if len(lengths) else 1.0
         self._norms = K1 * (1 - B) + K1 * B * lengths / (average or 1.0)
-        self._mutating = np.array(mutating, bool)
-        self._profiles, self._servers = {}, {}
-        self._profile_codes = value_codes(profiles, self._profiles)
-        self._server_codes = value_codes(servers, self._servers)
+        self._columns = FilterColumns(mutating, profiles, servers)
         self.weights, self._weight_of_column = weights, np.array(weights, np.float64)
         self._postings.clear()
         self._cached = 0
@@ -158,18 +152,6 @@ class LexicalIndex:
         at, wanted = at[inside], wanted[inside]
         return at[self.ids[at] == wanted].astype(np.int32)
 
-    def allowed(self, rows: np.ndarray, filters: Filters) -> np.ndarray:
-        """`rows` that pass the filters."""
-        keep = np.ones(len(rows), bool)
-        if filters.profile is not None:
-            keep &= self._profile_codes[rows] == self._profiles.get(filters.profile, -1)
-        if not filters.may_call_mutating:
-            keep &= ~self._mutating[rows]
-        hidden = [self._servers[s] for s in filters.hidden_servers if s in self._servers]
-        if hidden:
-            keep &= ~np.isin(self._server_codes[rows], hidden)
-        return rows[keep]
-
     def ranked(
         self,
         selectors: Sequence[str],
@@ -207,7 +189,7 @@ class LexicalIndex:
         asked: Collection[int],
     ) -> Ranking:
         selected, scores = self._selected, self._scores
-        candidates = self.allowed(selected_rows, filters)
+        candidates = selected_rows[self._columns.allowed(selected_rows, filters)]
         if not len(candidates):
             return Ranking({}, {tool_id: 0.0 for tool_id in asked})
         for term, word_idf in scored:
@@ -244,11 +226,6 @@ def row_lengths(sizes: list[bytes]) -> np.ndarray:
     places = end_of_byte - np.arange(len(data))
     values = (data & 0x7F).astype(np.float64) * np.power(128.0, places)
     return np.bincount(row_of_byte, weights=values, minlength=len(sizes))
-
-
-def value_codes(values: Sequence[object], codes: dict[str, int]) -> np.ndarray:
-    """Each value's number in `codes` (filled as values first appear): filters compare ints."""
-    return np.array([codes.setdefault(str(value), len(codes)) for value in values], np.int32)
 
 
 lexical_index = PerConnection(LexicalIndex)

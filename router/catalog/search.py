@@ -203,10 +203,8 @@ def _semantic_candidates(
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,
-        profile=filters.profile,
-        may_call_mutating=filters.may_call_mutating,
+        filters=filters,
         min_cosine=min_cosine,
-        hidden_servers=filters.hidden_servers,
     )
     cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
     for tool_id in neighbours:

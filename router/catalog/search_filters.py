@@ -13,6 +13,11 @@ class Filters:
     may_call_mutating: bool = True
     hidden_servers: Collection[str] = ()
 
+    @property
+    def restricts(self) -> bool:
+        """Whether any tool may be left out."""
+        return self.profile is not None or not self.may_call_mutating or bool(self.hidden_servers)
+
     def allow(self, profile: str, mutating: bool, server: str) -> bool:
         return (
             (self.profile is None or profile == self.profile)

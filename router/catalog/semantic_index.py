@@ -9,7 +9,7 @@ A tool without a vector (none was computed for this model) has cosine 0 and is n
 semantic neighbour.
 """
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import cast
 
 import apsw
@@ -17,7 +17,8 @@ import numpy as np
 
 from router.catalog import vector_clusters, vector_groups
 from router.catalog.embeddings import EmbeddingModel
-from router.catalog.lexical_index import value_codes
+from router.catalog.filter_columns import FilterColumns
+from router.catalog.search_filters import Filters
 from router.db import PerConnection, catalog_version
 
 VECTORS_SQL = """
@@ -39,11 +40,7 @@ class SemanticIndex:
         self.ids = np.zeros(0, np.int64)
         self.matrix = np.zeros((0, 1), np.float32)
         self._row_of: dict[int, int] = {}
-        self._mutating = np.zeros(0, bool)
-        self._profile_codes = np.zeros(0, np.int32)
-        self._profiles: dict[str, int] = {}
-        self._server_codes = np.zeros(0, np.int32)
-        self._servers: dict[str, int] = {}
+        self._columns = FilterColumns((), (), ())
         self._clusters: vector_clusters.Clusters | None = None
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
@@ -55,11 +52,8 @@ class SemanticIndex:
         # column by column (one pass each, in C): at 100,000 tools a row-by-row loop per column
         # was a third of the load
         ids, mutating, profiles, servers, scales, vectors, groups = zip(*rows) if rows else ((),) * 7
-        self._profiles, self._servers = {}, {}
         self.ids = np.array(ids, np.int64)
-        self._mutating = np.array(mutating, bool)
-        self._profile_codes = value_codes(profiles, self._profiles)
-        self._server_codes = value_codes(servers, self._servers)
+        self._columns = FilterColumns(mutating, profiles, servers)
         if rows:
             self.matrix = vector_groups.dequantized(cast(list[float], scales), cast(list[bytes], vectors))
         else:
@@ -70,8 +64,7 @@ class SemanticIndex:
             self._clusters = self._grouping(model, list(groups))
             order = self._clusters.order
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
-            self._mutating, self._profile_codes = self._mutating[order], self._profile_codes[order]
-            self._server_codes = self._server_codes[order]
+            self._columns = self._columns.reordered(order)
         self._row_of = dict(zip(self.ids.tolist(), range(len(self.ids))))
         self._key = (version, model.identity)
         return self
@@ -92,10 +85,8 @@ class SemanticIndex:
         query: np.ndarray,
         k: int,
         *,
-        profile: str | None,
-        may_call_mutating: bool,
+        filters: Filters,
         min_cosine: float,
-        hidden_servers: Collection[str] = (),
     ) -> dict[int, float]:
         """The `k` tools most like the query (tool id → cosine) that pass the filters (a
         hidden server's tools are never hits, so they take no neighbour's place) and reach
@@ -103,12 +94,11 @@ class SemanticIndex:
         if not len(self.ids) or k <= 0:
             return {}
         scores, rows_of = self._scored(np.asarray(query, np.float32))
-        hidden = [self._servers[server] for server in hidden_servers if server in self._servers]
         kept = None  # the positions among `scores` still in; None: all of them
-        if profile is not None or not may_call_mutating or hidden:
+        if filters.restricts:
             # the floor first: the filters read only the rows that reach it
             kept = np.flatnonzero(scores >= min_cosine)
-            kept = kept[self._allowed(rows_of(kept), profile, may_call_mutating, hidden)]
+            kept = kept[self._columns.allowed(rows_of(kept), filters)]
         candidates = scores if kept is None else scores[kept]
         floor = min_cosine
         if len(candidates) > k:
@@ -142,19 +132,6 @@ class SemanticIndex:
             return positions + np.repeat(shifts, sizes)[positions]
 
         return scores, rows_of
-
-    def _allowed(
-        self, rows: np.ndarray, profile: str | None, may_call_mutating: bool, hidden: list[int]
-    ) -> np.ndarray:
-        """Which of `rows` pass the filters (`hidden`: the hidden servers' codes)."""
-        allowed = np.ones(len(rows), bool)
-        if profile is not None:
-            allowed &= self._profile_codes[rows] == self._profiles.get(profile, -1)
-        if not may_call_mutating:
-            allowed &= ~self._mutating[rows]
-        if hidden:
-            allowed &= ~np.isin(self._server_codes[rows], hidden)
-        return allowed
 
     def cosines(self, query: np.ndarray, tool_ids: list[int]) -> dict[int, float]:
         """The cosine of each tool that has a vector."""
