@@ -1,11 +1,8 @@
 """What search shows and weighs for its scored candidates: each tool's name, profile, server,
 summary and mutating flag (read once per catalog version, as candidates first need them), and
-what changes without the catalog changing (its breakers, a quarantine), read per search for
-the candidates alone.
-
-One statement per search for the changing part, and one for the phrase parts when the query
-holds a trigger or boost phrase: the view v_search (schema.sql) answers the same per tool,
-but reaching it once per candidate cost a third of a search on a large catalog.
+what changes without the catalog changing (its breakers, a quarantine), read once per search:
+the view v_search (schema.sql) answers the same per tool, but reaching it once per candidate
+cost a third of a search on a large catalog.
 """
 
 import json
@@ -45,13 +42,6 @@ SELECT 'quarantine', tool, changed FROM tool_quarantine
 WHERE tool IN (SELECT value FROM json_each(:names))
 """
 MAX_CHANGING_ROWS = 256
-# The trigger and boost phrases of the query each candidate has.
-PHRASE_KINDS_SQL = """
-SELECT tool_id, max(kind = 'trigger'), max(kind = 'boost') FROM tool_phrases
-WHERE phrase IN (SELECT value FROM json_each(:phrases))
-  AND tool_id IN (SELECT value FROM json_each(:ids))
-GROUP BY tool_id
-"""
 
 
 @dataclass(frozen=True)
@@ -66,7 +56,7 @@ class ToolRow:
 @dataclass(frozen=True)
 class ChangingState:
     """Open breakers (tool or server → opened at, unix seconds) and quarantines (tool → the
-    fields that differ), for one search's candidates."""
+    fields that differ), as one search read them (all of them, or its candidates' when many)."""
 
     tool_breakers: dict[str, float | None]
     server_breakers: dict[str, float | None]
@@ -129,15 +119,3 @@ def changing_state(conn: apsw.Connection, rows: Collection[ToolRow]) -> Changing
         else:
             (tools if kind == "tool" else servers)[str(key)] = None if value is None else float(value)
     return ChangingState(tools, servers, quarantined)
-
-
-def phrase_kinds(
-    conn: apsw.Connection, ids: Collection[int], phrases: list[str]
-) -> dict[int, tuple[bool, bool]]:
-    """Tool id → (has a trigger phrase of the query, has a boost phrase of it)."""
-    if not phrases or not ids:
-        return {}
-    found = conn.execute(
-        PHRASE_KINDS_SQL, {"phrases": json.dumps(phrases, ensure_ascii=False), "ids": json.dumps(list(ids))}
-    )
-    return {int(tool_id): (bool(trigger), bool(boost)) for tool_id, trigger, boost in found}

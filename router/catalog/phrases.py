@@ -12,6 +12,7 @@ statement (router/catalog/hit_rows.py).
 
 import json
 import string
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import apsw
@@ -38,6 +39,14 @@ SELECT g.value, k.kind
 FROM json_each(:ngrams) g
 JOIN (SELECT 'trigger' AS kind UNION ALL SELECT 'boost') k
 WHERE EXISTS (SELECT 1 FROM tool_phrases t WHERE t.phrase = g.value AND t.kind = k.kind)
+"""
+# The trigger and boost phrases of the query each candidate has (a catalog too large to keep
+# its phrases in memory).
+CANDIDATE_PHRASE_KINDS_SQL = """
+SELECT tool_id, max(kind = 'trigger'), max(kind = 'boost') FROM tool_phrases
+WHERE phrase IN (SELECT value FROM json_each(:phrases))
+  AND tool_id IN (SELECT value FROM json_each(:ids))
+GROUP BY tool_id
 """
 LONGEST_PHRASE_SQL = """
 SELECT coalesce(max(length(phrase) - length(replace(phrase, ' ', '')) + 1), 0) FROM tool_phrases
@@ -71,13 +80,22 @@ class MatchedPhrases:
     # memory; None: look the candidates up in tool_phrases
     tools: dict[str, list[frozenset[int]]] | None = None
 
-    def parts(self, tool_id: int) -> tuple[bool, bool]:
-        """Whether the tool has a trigger phrase, a boost keyword of the query (in memory only)."""
-        assert self.tools is not None
-        return (
-            any(tool_id in tools for tools in self.tools.get("trigger", ())),
-            any(tool_id in tools for tools in self.tools.get("boost", ())),
-        )
+    def parts(self, conn: apsw.Connection, tool_ids: Collection[int]) -> dict[int, tuple[bool, bool]]:
+        """Tool id → (has a trigger phrase of the query, has a boost keyword of it), for these
+        tools: set lookups when the catalog's phrases are in memory, else one statement."""
+        if not self.texts or not tool_ids:
+            return {}
+        if self.tools is None:
+            found = conn.execute(
+                CANDIDATE_PHRASE_KINDS_SQL,
+                {"phrases": json.dumps(self.texts, ensure_ascii=False), "ids": json.dumps(list(tool_ids))},
+            )
+            return {int(tool_id): (bool(trigger), bool(boost)) for tool_id, trigger, boost in found}
+        triggers, boosts = self.tools.get("trigger", ()), self.tools.get("boost", ())
+        return {
+            tool_id: (any(tool_id in tools for tools in triggers), any(tool_id in tools for tools in boosts))
+            for tool_id in tool_ids
+        }
 
 
 class CatalogPhrases:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from router.catalog import exact_names, quarantine
-from router.catalog.hit_rows import changing_state, phrase_kinds, tool_rows
+from router.catalog.hit_rows import changing_state, tool_rows
 from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
@@ -266,11 +266,7 @@ def search(
         tool_id: row for tool_id, row in rows.items() if filters.allow(row.profile, row.mutating, row.server)
     }
     state = changing_state(conn, rows.values())
-    phrase_parts = (
-        {tool_id: phrases.parts(tool_id) for tool_id in rows}
-        if phrases.tools is not None
-        else phrase_kinds(conn, rows, phrases.texts)
-    )
+    phrase_parts = phrases.parts(conn, rows)
     unavailable = unavailable or {}
     ranked = []
     for tool_id, row in rows.items():
