@@ -344,11 +344,19 @@ def query_dicts(conn: apsw.Connection, sql: str, bindings=None) -> list[dict]:
 
 CATALOG_VERSION_SQL = "SELECT version FROM catalog_version WHERE id = 1"
 CATALOG_SIZE_SQL = "SELECT count(*) FROM tools"
+DATA_VERSION_SQL = "PRAGMA data_version"
 
 
 def catalog_size(conn: apsw.Connection) -> int:
     """Tools in the catalog: 0 is an empty (or never built) catalog, said loudly where it shows."""
     return int(scalar(conn, CATALOG_SIZE_SQL))
+
+
+def write_mark(conn: apsw.Connection) -> tuple[int, int]:
+    """What changes whenever anything is written to the file: PRAGMA data_version with every
+    other connection's commit, total_changes with this connection's own rows. Read it before
+    what it guards: equal marks mean nothing was written in between."""
+    return int(scalar(conn, DATA_VERSION_SQL)), conn.total_changes()
 
 
 def catalog_version(conn: apsw.Connection) -> int:

@@ -219,10 +219,42 @@ def test_phrases_found_in_memory_and_in_sql_agree(registry, monkeypatch):
     cached = [search(registry, q, explain=True) for q in queries]
     # a catalog with more phrases than the cache holds is looked up with SQL on every query
     monkeypatch.setattr(phrases, "MAX_CACHED_PHRASE_ROWS", 0)
-    phrases._catalog_phrases(registry).refresh(None)
+    phrases._catalog_phrases(registry).refresh(-1)  # not the catalog's version: read again
     assert phrases._catalog_phrases(registry).tools is None
     assert [search(registry, q, explain=True) for q in queries] == cached
     assert cached[0][0].explain.trigger > 0 and cached[2][0].explain.boost > 0
+
+
+def test_the_phrases_of_a_query_are_the_same_from_memory_and_sql(seeded, monkeypatch):
+    """In memory only the runs starting with a phrase's first word are looked up; they find
+    what looking up every run in SQL finds, phrases mid-query and sharing a first word too."""
+    import random
+
+    stored = sorted({str(p) for (p,) in seeded.execute("SELECT phrase FROM tool_phrases")})
+    assert any(" " in p for p in stored) and len({p.split()[0] for p in stored}) < len(stored)
+    rng = random.Random(7)
+    queries = [
+        " ".join(
+            rng.choice(["please", "Now,", "the", "then"]) + " " + p.upper() + "!"
+            for p in rng.sample(stored, 3)
+        )
+        for _ in range(40)
+    ]
+    ids = [int(i) for (i,) in seeded.execute("SELECT id FROM tools")]
+
+    def found(query):
+        matched = phrases.matched_phrases(seeded, query, None)
+        # in memory every tool asked for gets its parts, in SQL only those with a phrase
+        parts = {tool_id: kinds for tool_id, kinds in matched.parts(seeded, ids).items() if any(kinds)}
+        return matched.texts, sorted(c.expression for c in matched.conditions), parts
+
+    in_memory = [found(q) for q in queries]
+    assert phrases._catalog_phrases(seeded).tools is not None
+    monkeypatch.setattr(phrases, "MAX_CACHED_PHRASE_ROWS", 0)
+    phrases._catalog_phrases(seeded).refresh(-1)  # not the catalog's version: read again
+    assert phrases._catalog_phrases(seeded).tools is None
+    assert [found(q) for q in queries] == in_memory
+    assert all(len(texts) >= 3 for texts, _, _ in in_memory)
 
 
 def test_the_in_memory_bm25_is_fts5_bm25(seeded):
@@ -345,6 +377,35 @@ def test_an_open_server_breaker_marks_every_tool_of_that_server(registry, monkey
     assert globex and all(h.available for h in globex)
     later = search(registry, "issues of acme on github", limit=50, now=1_000_000.0 + 3600, semantic=False)
     assert all(h.available for h in later if h.name.startswith("acme_"))
+
+
+def test_a_breaker_another_process_opens_shows_at_the_next_search(registry, db_path):
+    """The open breakers are read again after any write to the file, by another connection
+    (the router's, while a CLI search reads) as by this one; without a write, not at all."""
+    query, now = "list issues of acme on github", 1_000_020.0
+
+    def acme():
+        return next(h for h in search(registry, query, now=now, semantic=False) if h.name.startswith("acme_"))
+
+    statements = []
+    registry.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
+    assert acme().available
+    assert acme().available
+    assert sum(sql == hit_rows.CHANGING_STATE_SQL for sql in statements) == 1  # the second: none
+    other = connect(db_path)
+    try:
+        other.execute(
+            "INSERT INTO breaker(tool, state, consecutive_failures, opened_at, updated_at) "
+            "VALUES (:tool, 'open', 3, 1000000.0, '2026-11-29T20:00:00Z')",
+            {"tool": acme().name},
+        )
+        assert not acme().available
+        other.execute("UPDATE breaker SET state = 'closed'")
+        assert acme().available
+    finally:
+        other.close()
+    registry.execute("UPDATE breaker SET state = 'open'")  # this connection's own write
+    assert not acme().available
 
 
 def test_a_quarantined_tool_is_marked_and_demoted_by_search_itself(registry):

@@ -1,17 +1,18 @@
 """What search shows and weighs for its scored candidates: each tool's name, profile, server,
 summary and mutating flag (read once per catalog version, as candidates first need them), and
-what changes without the catalog changing (its breakers, a quarantine), read once per search:
-the view v_search (schema.sql) answers the same per tool, but reaching it once per candidate
+what changes without the catalog changing (its breakers, a quarantine), read again after
+anything was written to the file: the view v_search (schema.sql) answers the same per tool, but reaching it once per candidate
 cost a third of a search on a large catalog.
 """
 
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
-from router.db import PerConnection
+from router.db import PerConnection, write_mark
 
 # The fixed part of each candidate, for the ids not yet read at this catalog version.
 TOOL_ROWS_SQL = """
@@ -62,6 +63,11 @@ class ChangingState:
     server_breakers: dict[str, float | None]
     quarantined: dict[str, str]
 
+    @property
+    def empty(self) -> bool:
+        """No breaker open and nothing quarantined: every tool may be called, as far as this says."""
+        return not (self.tool_breakers or self.server_breakers or self.quarantined)
+
     def breaker_opened_at(self, row: ToolRow) -> float | None:
         """When the later of the tool's and its server's open breakers opened (both share one
         window, so the later one decides); None when neither is open."""
@@ -102,14 +108,41 @@ class ToolRows:
 tool_rows = PerConnection(ToolRows)
 
 
+class ChangingStates:
+    """The changing state of the last search, per connection, kept while nothing is written to
+    the file (router/db.py write_mark): most searches follow no write, and reading the three
+    tables was a statement per search."""
+
+    def __init__(self, conn: apsw.Connection):
+        self._conn = conn
+        self._mark: tuple[int, int] | None = None
+        self._state: ChangingState | None = None
+
+    def read(self, rows: Collection[ToolRow]) -> ChangingState:
+        mark = write_mark(self._conn)  # before the read: a write after it changes the mark
+        if self._state is not None and mark == self._mark:
+            return self._state
+        found = self._conn.execute(CHANGING_STATE_SQL, {"limit": MAX_CHANGING_ROWS + 1}).fetchall()
+        if len(found) > MAX_CHANGING_ROWS:  # only these candidates': nothing to keep
+            self._state = None
+            names = json.dumps(sorted({row.name for row in rows}), ensure_ascii=False)
+            server_names = json.dumps(sorted({row.server for row in rows}), ensure_ascii=False)
+            return _state(
+                self._conn.execute(CANDIDATES_CHANGING_STATE_SQL, {"names": names, "servers": server_names})
+            )
+        self._mark, self._state = mark, _state(found)
+        return self._state
+
+
+_changing_states = PerConnection(ChangingStates)
+
+
 def changing_state(conn: apsw.Connection, rows: Collection[ToolRow]) -> ChangingState:
-    found = conn.execute(CHANGING_STATE_SQL, {"limit": MAX_CHANGING_ROWS + 1}).fetchall()
-    if len(found) > MAX_CHANGING_ROWS:
-        names = json.dumps(sorted({row.name for row in rows}), ensure_ascii=False)
-        server_names = json.dumps(sorted({row.server for row in rows}), ensure_ascii=False)
-        found = conn.execute(
-            CANDIDATES_CHANGING_STATE_SQL, {"names": names, "servers": server_names}
-        ).fetchall()
+    """The open breakers and quarantines that may concern these candidates."""
+    return _changing_states(conn).read(rows)
+
+
+def _state(found: Iterable[tuple[Any, ...]]) -> ChangingState:
     tools: dict[str, float | None] = {}
     servers: dict[str, float | None] = {}
     quarantined: dict[str, str] = {}

@@ -189,7 +189,9 @@ class LexicalIndex:
         asked: Collection[int],
     ) -> Ranking:
         selected, scores = self._selected, self._scores
-        candidates = selected_rows[self._columns.allowed(selected_rows, filters)]
+        candidates = selected_rows
+        if filters.restricts:
+            candidates = selected_rows[self._columns.allowed(selected_rows, filters)]
         if not len(candidates):
             return Ranking({}, {tool_id: 0.0 for tool_id in asked})
         for term, word_idf in scored:

@@ -4,8 +4,8 @@ A phrase is found whole and in order in the query (case and edge punctuation ign
 query's word n-grams, up to the catalog's longest phrase, are looked up among the phrases of
 tool_phrases (schema.sql). A catalog with at most MAX_CACHED_PHRASE_ROWS rows there keeps
 them in memory, each phrase with the tools that have it, until the catalog changes: the
-lookup is then a dictionary probe per n-gram, and a candidate's trigger and boost parts a set
-membership, with no statement at all. A larger catalog is looked up with one index seek per
+lookup is then a dictionary probe per n-gram that starts with a phrase's first word, and the
+candidates' trigger and boost parts set intersections, with no statement at all. A larger catalog is looked up with one index seek per
 n-gram and kind, however many tools share a phrase, and its candidates' parts with one
 statement (router/catalog/hit_rows.py).
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import apsw
 
 from router.catalog.match_plan import Condition
-from router.db import PerConnection, scalar
+from router.db import PerConnection, catalog_version, scalar
 from router.fts import fts_string
 
 # Trigger phrases and boost keywords are found by looking up the query's word n-grams up to
@@ -54,21 +54,39 @@ SELECT coalesce(max(length(phrase) - length(replace(phrase, ' ', '')) + 1), 0) F
 COLUMN = {"trigger": "triggers", "boost": "boost"}
 
 
-def phrase_ngrams(text: str, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
-    """Every run of 1..max_words consecutive words, normalized like tool_phrases."""
-    max_words = min(max_words, MAX_PHRASE_WORDS)
-    if max_words < 1:
-        return []
+def phrase_words(text: str) -> list[str]:
+    """The text's words as tool_phrases holds them: lower case, edge punctuation stripped."""
     words = []
     for raw in text.split()[:MAX_PHRASE_SOURCE_WORDS]:
         word = raw.strip(_PHRASE_EDGE_PUNCTUATION).lower()
         if word:
             words.append(word)
+    return words
+
+
+def phrase_ngrams(text: str, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
+    """Every run of 1..max_words consecutive words, normalized like tool_phrases."""
+    max_words = min(max_words, MAX_PHRASE_WORDS)
+    if max_words < 1:
+        return []
+    words = phrase_words(text)
     grams = {
         " ".join(words[start : start + size])
         for start in range(len(words))
         for size in range(1, min(max_words, len(words) - start) + 1)
     }
+    return sorted(grams)
+
+
+def _starting_ngrams(words: list[str], longest_from: dict[str, int]) -> list[str]:
+    """The runs of `words` that may be a phrase: those starting with a phrase's first word,
+    up to the longest phrase starting with it (what phrase_ngrams gives, less what no phrase
+    can be), sorted."""
+    grams = set()
+    for start, word in enumerate(words):
+        longest = longest_from.get(word, 0)
+        for size in range(1, min(longest, MAX_PHRASE_WORDS, len(words) - start) + 1):
+            grams.add(" ".join(words[start : start + size]))
     return sorted(grams)
 
 
@@ -91,11 +109,12 @@ class MatchedPhrases:
                 {"phrases": json.dumps(self.texts, ensure_ascii=False), "ids": json.dumps(list(tool_ids))},
             )
             return {int(tool_id): (bool(trigger), bool(boost)) for tool_id, trigger, boost in found}
-        triggers, boosts = self.tools.get("trigger", ()), self.tools.get("boost", ())
-        return {
-            tool_id: (any(tool_id in tools for tools in triggers), any(tool_id in tools for tools in boosts))
-            for tool_id in tool_ids
-        }
+        # per phrase, its tools among the candidates: a set intersection walks the smaller
+        # side, so a phrase thousands of tools share costs no more than the candidates
+        candidates = set(tool_ids)
+        triggers = set().union(*(candidates & tools for tools in self.tools.get("trigger", ())))
+        boosts = set().union(*(candidates & tools for tools in self.tools.get("boost", ())))
+        return {tool_id: (tool_id in triggers, tool_id in boosts) for tool_id in tool_ids}
 
 
 class CatalogPhrases:
@@ -108,8 +127,13 @@ class CatalogPhrases:
         self.longest = 0
         # phrase → kind → the tools that have it
         self.tools: dict[str, dict[str, frozenset[int]]] | None = None
+        # with `tools`: a phrase's first word → the most words of a phrase starting with it,
+        # so a query's runs that no phrase can be are never built
+        self.longest_from: dict[str, int] = {}
 
     def refresh(self, version: int | None) -> None:
+        """Reload when the catalog version (read here when None) changed since the last load."""
+        version = catalog_version(self._conn) if version is None else version
         if version == self._version:
             return
         self._version = version
@@ -124,6 +148,10 @@ class CatalogPhrases:
         self.tools = {
             phrase: {kind: frozenset(ids) for kind, ids in kinds.items()} for phrase, kinds in tools.items()
         }
+        self.longest_from = {}
+        for phrase in self.tools:
+            first, *rest = phrase.split(" ")
+            self.longest_from[first] = max(self.longest_from.get(first, 0), len(rest) + 1)
 
 
 _catalog_phrases = PerConnection(CatalogPhrases)
@@ -133,20 +161,21 @@ def matched_phrases(conn: apsw.Connection, query: str, version: int | None) -> M
     """The catalog's phrases found whole in the query, at catalog version `version`."""
     catalog = _catalog_phrases(conn)
     catalog.refresh(version)
-    grams = phrase_ngrams(query, catalog.longest)
-    if not grams:
-        return MatchedPhrases([], [])
-    found: list[tuple[str, str]]
+    found: list[tuple[str, str]] = []
     tools: dict[str, list[frozenset[int]]] | None = None
     if catalog.tools is not None:
-        found, tools = [], {}
-        for gram in grams:
+        tools = {}
+        for gram in _starting_ngrams(phrase_words(query), catalog.longest_from):
             for kind, ids in catalog.tools.get(gram, {}).items():
                 found.append((gram, kind))
                 tools.setdefault(kind, []).append(ids)
     else:
-        rows = conn.execute(MATCHED_PHRASES_SQL, {"ngrams": json.dumps(grams, ensure_ascii=False)})
-        found = [(str(phrase), str(kind)) for phrase, kind in rows]
+        grams = phrase_ngrams(query, catalog.longest)
+        if grams:
+            rows = conn.execute(MATCHED_PHRASES_SQL, {"ngrams": json.dumps(grams, ensure_ascii=False)})
+            found = [(str(phrase), str(kind)) for phrase, kind in rows]
+    if not found:
+        return MatchedPhrases([], [])
     # A one-word phrase selects no row its word does not (the word is in the query too), so
     # only phrases of several words are conditions of their own.
     conditions = [

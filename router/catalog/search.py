@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from router.catalog import exact_names, quarantine
-from router.catalog.hit_rows import changing_state, tool_rows
+from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool_rows
 from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
@@ -102,6 +102,8 @@ NO_PHRASE_POOL_MARGIN = 5
 # The rows a trigger or boost phrase of stop words only selects (router/catalog/match_plan.py):
 # candidates of their own, found by FTS5's phrase match on the phrase's column.
 PHRASE_ROWS_SQL = "SELECT rowid FROM tools_fts WHERE tools_fts MATCH :match"
+# A candidate with neither a trigger phrase nor a boost keyword of the query
+NO_PHRASE_PARTS = (False, False)
 
 
 @dataclass(frozen=True)
@@ -261,23 +263,25 @@ def search(
     if not pool:
         return []
     rows = tool_rows(conn).rows(version, pool)
-    # a tool the query names, or a semantic neighbour, passes the lexical candidates' filters too
-    rows = {
-        tool_id: row for tool_id, row in rows.items() if filters.allow(row.profile, row.mutating, row.server)
-    }
+    if filters.restricts:  # a tool the query names, or a semantic neighbour, passes them too
+        rows = {
+            tool_id: row
+            for tool_id, row in rows.items()
+            if filters.allow(row.profile, row.mutating, row.server)
+        }
     state = changing_state(conn, rows.values())
     phrase_parts = phrases.parts(conn, rows)
     unavailable = unavailable or {}
+    # the usual search: no open breaker, no quarantine, every server here; nothing to ask per tool
+    may_be_unavailable = bool(unavailable) or not state.empty
     ranked = []
     for tool_id, row in rows.items():
-        trigger, boost = phrase_parts.get(tool_id, (False, False))
-        reason = unavailable.get(row.server)
-        opened_at = state.breaker_opened_at(row)
-        if row.name in state.quarantined:  # its server lists another definition: the strongest reason
-            reason = quarantine.reason(state.quarantined[row.name])
-        elif reason is None and opened_at is not None and opened_at + breaker_open_s > now_s:
-            retry = max(0, round(opened_at + breaker_open_s - now_s))
-            reason = f"circuit breaker open after repeated failures; retry in about {retry} s"
+        trigger, boost = phrase_parts.get(tool_id, NO_PHRASE_PARTS)
+        reason = (
+            _unavailable_reason(row, state, unavailable, now_s, breaker_open_s)
+            if may_be_unavailable
+            else None
+        )
         # Explain's fields, as a tuple: only the hits returned become an Explain
         parts = (
             TRIGGER_WEIGHT * trigger,
@@ -303,6 +307,20 @@ def search(
         )
         for _, (row, score, reason, parts) in _cut(ranked, limit, callable_limit)
     ]
+
+
+def _unavailable_reason(
+    row: ToolRow, state: ChangingState, unavailable: Mapping[str, str], now_s: float, breaker_open_s: float
+) -> str | None:
+    """Why the tool cannot be called now, or None."""
+    if row.name in state.quarantined:  # its server lists another definition: the strongest reason
+        return quarantine.reason(state.quarantined[row.name])
+    reason = unavailable.get(row.server)
+    opened_at = state.breaker_opened_at(row)
+    if reason is None and opened_at is not None and opened_at + breaker_open_s > now_s:
+        retry = max(0, round(opened_at + breaker_open_s - now_s))
+        reason = f"circuit breaker open after repeated failures; retry in about {retry} s"
+    return reason
 
 
 def _cut(ranked: list, limit: int, callable_limit: bool) -> list:
