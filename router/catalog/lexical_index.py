@@ -29,14 +29,14 @@ from router.db import PerConnection, catalog_version
 
 K1 = 1.2
 B = 0.75
-# Postings kept in memory per connection (8 bytes each: the row and its BM25 over the IDF, a
-# float32: 7 significant digits, where a cosine counts with 2), at most 128 MB; bench/synthetic.py's
+# Postings kept in memory per connection (12 bytes each: the row's position, and its BM25 over
+# the IDF as a float32: 7 significant digits, where a cosine counts with 2), at most 192 MB; bench/synthetic.py's
 # 100,000-tool catalog has 6.4 million in all, its 250,000-tool one 16 million, and a process
 # holds only the words it has searched. Past the bound the words searched longest ago are
 # dropped, and read again when searched.
 MAX_CACHED_POSTINGS = 16_000_000
 
-NO_ROWS = np.zeros(0, np.int32)
+NO_ROWS = np.zeros(0, np.intp)
 NO_ROWS.setflags(write=False)
 # tools_fts's columns, in order (schema.sql)
 COLUMNS = ("name_words", "description", "arg_text", "triggers", "boost")
@@ -58,7 +58,9 @@ FROM tools_fts_instances WHERE term = :term
 
 @dataclass(frozen=True)
 class Postings:
-    rows: np.ndarray  # positions in the index (int32), ascending
+    # positions in the index, ascending; intp, numpy's own index type: an int32 index array is
+    # converted at every indexing, which cost more than the indexing on a search's words
+    rows: np.ndarray
     # each row's BM25 for this word divided by the word's IDF: f * (k1 + 1) / (f + k1 * (1 - b
     # + b * D / avgdl)), f the column-weighted hits; it depends on the catalog alone, so a
     # query only multiplies it by the IDF
@@ -124,13 +126,13 @@ class LexicalIndex:
             return found
         docs, columns = self._conn.execute(POSTINGS_SQL, {"term": term}).fetchone()  # type: ignore[misc]
         if docs is None:
-            found = Postings(np.zeros(0, np.int32), np.zeros(0, np.float32))
+            found = Postings(NO_ROWS, np.zeros(0, np.float32))
         else:
             hit_docs = np.array(str(docs).split(","), np.int64)
             hit_weights = self._weight_of_column[np.array(str(columns).split(","), np.int64)]
             # hits come row by row: each row's first hit starts its run
             starts = np.flatnonzero(np.r_[True, hit_docs[1:] != hit_docs[:-1]])
-            rows = np.searchsorted(self.ids, hit_docs[starts]).astype(np.int32)
+            rows = np.searchsorted(self.ids, hit_docs[starts])
             frequency = np.add.reduceat(hit_weights, starts)
             found = Postings(
                 rows, (frequency * (K1 + 1) / (frequency + self._norms[rows])).astype(np.float32)
@@ -150,7 +152,7 @@ class LexicalIndex:
         at = np.searchsorted(self.ids, wanted)
         inside = at < len(self.ids)
         at, wanted = at[inside], wanted[inside]
-        return at[self.ids[at] == wanted].astype(np.int32)
+        return at[self.ids[at] == wanted]
 
     def ranked(
         self,
