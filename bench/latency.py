@@ -135,15 +135,20 @@ def planted_quality(conn) -> dict:
 
 
 def measure_size(n: int, scratch: Path) -> dict:
-    # each size's own tools (synthetic.catalog(n) is the first n of the one sequence): a
-    # router process holds no catalog as Python objects, and the 250,000 tool dicts of the
-    # largest size, kept alive, made a 10,000-tool search ~20% slower (0.51 -> 0.63 ms)
+    # The router is measured with no tool dicts alive: a router process holds no catalog as
+    # Python objects, and 250,000 tool dicts kept alive made a 10,000-tool search ~20% slower
+    # (0.51 -> 0.63 ms median; gc.freeze did not help). So each size makes its own tools
+    # (synthetic.catalog(n) is the first n of one sequence), drops them after the load, and
+    # makes them again for the reference engines.
     tools = synthetic.catalog(n)
     queries = synthetic.queries(tools, QUERIES)
+    shape_queries = adversarial_queries(tools) if n == ADVERSARIAL_SIZE else None
+    names = [t["name"] for t in random.Random(n).choices(tools, k=INSPECT_CALLS)]
     conn = connect(scratch / f"bench-{n}.db")
     started = time.perf_counter()
     load_synthetic(conn, tools, scratch)
     load_s = time.perf_counter() - started
+    del tools
 
     def run_search(query):
         return search(conn, query, limit=10)
@@ -170,13 +175,13 @@ def measure_size(n: int, scratch: Path) -> dict:
     batch_mean_ms = (time.perf_counter() - started) * 1000 / len(queries)
 
     planted = planted_quality(conn)
-    shapes = time_shapes(conn, adversarial_queries(tools)) if n == ADVERSARIAL_SIZE else None
-    names = [t["name"] for t in random.Random(n).choices(tools, k=INSPECT_CALLS)]
+    shapes = time_shapes(conn, shape_queries) if shape_queries is not None else None
     time_calls(lambda name: inspect_tool(conn, name), names[:200])
     inspect_times = time_calls(lambda name: inspect_tool(conn, name), names)
     conn.close()
     (scratch / f"bench-{n}.db").unlink()
 
+    tools = synthetic.catalog(n)
     started = time.perf_counter()
     baseline = Bm25Baseline([(t["name"], t["description"]) for t in tools])
     baseline_build_s = time.perf_counter() - started
