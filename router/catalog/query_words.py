@@ -9,8 +9,8 @@ BM25 weight (FTS5 clamps their IDF to 1e-6) and are left out the same way, unles
 all there is.
 """
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import apsw
 from stop_words import get_stop_words
@@ -34,8 +34,9 @@ def stop_words() -> frozenset[str]:
     return frozenset(word.lower() for word in get_stop_words("en"))
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(NamedTuple):
+    # a tuple, not a dataclass: a search makes one per query word and the match plan compares
+    # and hashes them, all in C this way
     text: str  # as the query spells it (lower-cased): what the MATCH quotes
     stem: str  # as FTS5 indexes it: what the document count is looked up by
     stop: bool
