@@ -1,8 +1,8 @@
 """What search shows and weighs for its scored candidates: each tool's name, profile, server,
 summary and mutating flag (read once per catalog version, as candidates first need them), and
 what changes without the catalog changing (its breakers, a quarantine), read again after
-anything was written to the file: the view v_search (schema.sql) answers the same per tool, but reaching it once per candidate
-cost a third of a search on a large catalog.
+anything was written to the file: the view v_search (schema.sql) answers the same per tool,
+but reaching it once per candidate cost a third of a search on a large catalog.
 """
 
 import json

@@ -5,9 +5,9 @@ query's word n-grams, up to the catalog's longest phrase, are looked up among th
 tool_phrases (schema.sql). A catalog with at most MAX_CACHED_PHRASE_ROWS rows there keeps
 them in memory, each phrase with the tools that have it, until the catalog changes: the
 lookup is then a dictionary probe per n-gram that starts with a phrase's first word, and the
-candidates' trigger and boost parts set intersections, with no statement at all. A larger catalog is looked up with one index seek per
-n-gram and kind, however many tools share a phrase, and its candidates' parts with one
-statement (router/catalog/hit_rows.py).
+candidates' trigger and boost parts set intersections, with no statement at all. A larger
+catalog is looked up with one index seek per n-gram and kind, however many tools share a
+phrase, and its candidates' parts with one statement.
 """
 
 import json
