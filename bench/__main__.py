@@ -13,6 +13,7 @@ from bench.report import Options, write_readme_block, write_results
 
 BENCHES = [
     "bench.quality",
+    "bench.mixed_quality",
     "bench.latency",
     "bench.facade_bench",
     "bench.startup",

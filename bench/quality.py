@@ -145,29 +145,35 @@ def onnx_ranker(seed_dir, user_file, scratch: Path):
     return conn, rank
 
 
-def measure(name, seed_dir, user_file, queries_file, role, scratch: Path, with_extra: bool = False) -> dict:
+def engine_rankers(seed_dir, user_file, scratch: Path, with_extra: bool, baselines: tuple[str, ...]):
+    """The engines' rankers over one catalog, and the connections to close after: the router
+    (hybrid, static model), the same search by words alone, the baselines asked for, and with
+    the extra the router over a file the transformer embedded."""
     conn = connect(scratch / f"{len(list(scratch.iterdir()))}.db")
     with semantic_setting("static"):
         load_catalog(conn, seed_dir=seed_dir, user_files=[user_file] if user_file else [])
-    tools = catalog_tools(seed_dir, user_file)
-    queries = read_query_file(queries_file, need_relevant=True)
-    out = {"set": name, "role": role, "tools": len(tools)}
     default_router = router_ranker(conn)
 
     def router(query: str) -> list[str]:
         with semantic_setting("static"):
             return default_router(query)
 
-    rankers = {
-        "router": router,
-        "router_lexical": router_ranker(conn, semantic=False),
-        "plain_fts5": PlainFts5(tools).rank,
-        "rank_bm25": Bm25Baseline([(t["name"], t.get("description") or "") for t in tools]).rank,
-    }
+    rankers = {"router": router, "router_lexical": router_ranker(conn, semantic=False)}
+    tools = catalog_tools(seed_dir, user_file)
+    if "plain_fts5" in baselines:
+        rankers["plain_fts5"] = PlainFts5(tools).rank
+    if "rank_bm25" in baselines:
+        rankers["rank_bm25"] = Bm25Baseline([(t["name"], t.get("description") or "") for t in tools]).rank
     conns = [conn]
     if with_extra:
         onnx_conn, rankers[ONNX_ENGINE] = onnx_ranker(seed_dir, user_file, scratch)
         conns.append(onnx_conn)
+    return rankers, conns
+
+
+def scored_engines(rankers: dict, queries: list) -> dict:
+    """Each engine's quality row on the queries, and the paired differences DIFFERENCES names."""
+    out = {}
     per_query = {}
     for engine, ranker in rankers.items():
         rankings, times = run_ranker(ranker, queries)
@@ -179,14 +185,22 @@ def measure(name, seed_dir, user_file, queries_file, role, scratch: Path, with_e
             [recall_at(r, q.relevant, 5) for r, q in zip(rankings, queries)],
             [ndcg_at(r, q.relevant, RANK_DEPTH) for r, q in zip(rankings, queries)],
         )
-    for c in conns:
-        c.close()
     for key, engine, baseline in DIFFERENCES:
-        if engine in per_query:
+        if engine in per_query and baseline in per_query:
             out[key] = {
                 metric: paired_difference(per_query[engine][i], per_query[baseline][i])
                 for i, metric in enumerate(("recall@5", "nDCG@10"))
             }
+    return out
+
+
+def measure(name, seed_dir, user_file, queries_file, role, scratch: Path, with_extra: bool = False) -> dict:
+    rankers, conns = engine_rankers(seed_dir, user_file, scratch, with_extra, ("plain_fts5", "rank_bm25"))
+    queries = read_query_file(queries_file, need_relevant=True)
+    out = {"set": name, "role": role, "tools": len(catalog_tools(seed_dir, user_file))}
+    out |= scored_engines(rankers, queries)
+    for c in conns:
+        c.close()
     return out
 
 
@@ -242,15 +256,15 @@ def unavailable_rule(scratch: Path) -> dict:
 CONVERT_HINT = "python -m bench.public_sets|fresh_sets NAME GIT_DIR (README: Benchmark)"
 
 
-def _present(spec: tuple) -> bool:
+def set_present(spec: tuple) -> bool:
     _name, seed_dir, user_file, queries_file, _role = spec
     return (seed_dir is not None or user_file.is_file()) and queries_file.is_file()
 
 
 def run(options: Options) -> Section:
     wanted = [spec for spec in SETS if not (options.development_only and spec[-1] == HELD_OUT)]
-    sets = [spec for spec in wanted if _present(spec)]
-    missing = [spec[0] for spec in wanted if not _present(spec)]
+    sets = [spec for spec in wanted if set_present(spec)]
+    missing = [spec[0] for spec in wanted if not set_present(spec)]
     with_extra = extra_installed()
     with tempfile.TemporaryDirectory(prefix="context-router-quality-") as tmp:
         scratch = Path(tmp)

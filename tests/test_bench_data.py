@@ -2,6 +2,9 @@
 its catalog (a wrong name would silently cap every metric). The public sets converted from
 fetched repositories are not committed; their converters check the same when they write them."""
 
+import json
+
+from bench.mixed_quality import mixed_catalog
 from bench.page_tokens import EVERYDAY_QUERIES
 from bench.paths import BFCL_CATALOG, BFCL_QUERIES
 from bench.synthetic import catalog, planted_queries
@@ -35,3 +38,23 @@ def test_the_everyday_page_set_names_only_seeded_tools(conn):
     queries = read_query_file(EVERYDAY_QUERIES, need_relevant=True)
     assert len(queries) >= 30
     assert {name for line in queries for name in line.relevant} - names == set()
+
+
+def test_the_mixed_catalog_keeps_a_shared_name_once_from_the_first_set_and_loads(conn, tmp_path):
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+
+    def tool(name: str, description: str) -> str:
+        return (
+            json.dumps({"name": name, "description": description, "inputSchema": {"type": "object"}}) + "\n"
+        )
+
+    first.write_text(tool("get_news", "headlines of the day"))
+    second.write_text(
+        tool("get_news", "another set's news tool") + tool("get_weather", "forecast for a city")
+    )
+    specs = [(name, None, path, None, "development") for name, path in (("first", first), ("second", second))]
+    mixed = tmp_path / "mixed.jsonl"
+    assert mixed_catalog(specs, mixed) == (2, ["get_news"])
+    load_catalog(conn, seed_dir=None, user_files=[mixed])
+    rows = dict(conn.execute("SELECT name, description FROM tools"))
+    assert rows == {"get_news": "headlines of the day", "get_weather": "forecast for a city"}
