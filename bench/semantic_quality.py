@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.plain_fts5 import PlainFts5
-from bench.quality import DEVELOPMENT, HELD_OUT, SETS, _present, catalog_tools
+from bench.quality import DEVELOPMENT, HELD_OUT, SETS, catalog_tools, set_present
 from router.catalog.evaluation import RANK_DEPTH, ndcg_at, read_query_file, recall_at
 from router.catalog.tool_text import name_words
 from router.semantic.onnx_model import OnnxModel, default_onnx_model
@@ -151,7 +151,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     models = dict(load_model(argument) for argument in args.models)
-    specs = [s for s in SETS if _present(s) and not (args.dev and s[-1] == HELD_OUT)]
+    specs = [s for s in SETS if set_present(s) and not (args.dev and s[-1] == HELD_OUT)]
     results = [measure_set(spec, models) for spec in specs]
     print(report(results))
     queries = [q.query for q in read_query_file(specs[0][3], need_relevant=True)]

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from bench import synthetic
 from bench.paths import QUERIES_DIR, SEEDED_QUERIES
-from bench.quality import SETS, _present, catalog_tools
+from bench.quality import SETS, catalog_tools, set_present
 from bench.report import Options, Section, markdown_table
 from router.catalog.embeddings import ENCODE_BATCH
 from router.catalog.tool_text import embedding_text, name_words
@@ -124,7 +124,7 @@ def agreement() -> tuple[list[list[object]], dict]:
     ours, theirs = lite_model(), tokenizers_model()
     texts: dict[str, list[str]] = {}
     for name, seed_dir, user_file, queries_file, _role in SETS:
-        if _present((name, seed_dir, user_file, queries_file, _role)):
+        if set_present((name, seed_dir, user_file, queries_file, _role)):
             texts[f"{name}: tools"] = tool_texts(catalog_tools(seed_dir, user_file))
             texts[f"{name}: queries"] = queries_of(queries_file)
     texts["everyday queries"] = queries_of(EVERYDAY_QUERIES)
