@@ -2,8 +2,12 @@
 its catalog (a wrong name would silently cap every metric). The public sets converted from
 fetched repositories are not committed; their converters check the same when they write them."""
 
+import importlib
 import json
+import pkgutil
 
+import bench
+from bench.__main__ import BENCHES
 from bench.mixed_quality import mixed_catalog
 from bench.page_tokens import EVERYDAY_QUERIES
 from bench.paths import BFCL_CATALOG, BFCL_QUERIES
@@ -58,3 +62,12 @@ def test_the_mixed_catalog_keeps_a_shared_name_once_from_the_first_set_and_loads
     load_catalog(conn, seed_dir=None, user_files=[mixed])
     rows = dict(conn.execute("SELECT name, description FROM tools"))
     assert rows == {"get_news": "headlines of the day", "get_weather": "forecast for a city"}
+
+
+def test_every_bench_module_imports():
+    # a renamed helper one bench module imports from another breaks `make bench` only at its
+    # end, minutes in; importing them all here breaks the test run instead
+    names = [info.name for info in pkgutil.iter_modules(bench.__path__, "bench.")]
+    assert set(BENCHES) <= set(names) and len(names) > len(BENCHES)
+    for name in names:
+        importlib.import_module(name)
