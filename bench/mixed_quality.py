@@ -22,16 +22,17 @@ from pathlib import Path
 from bench.quality import (
     CONVERT_HINT,
     DEVELOPMENT,
-    DIFFERENCE_LABELS,
     ENGINES,
     HELD_OUT,
     MULTI_STEP_K,
     MULTI_STEP_SET,
     SETS,
     catalog_tools,
+    difference_notes,
     engine_rankers,
     extra_installed,
     macro,
+    macro_text,
     scored_engines,
     set_present,
 )
@@ -63,7 +64,9 @@ def measure_mixed(specs: list[tuple], scratch: Path, with_extra: bool) -> dict:
     """Each set's queries against the one catalog of all the sets' tools."""
     catalog_file = scratch / "mixed.catalog.jsonl"
     tools, dropped = mixed_catalog(specs, catalog_file)
-    rankers, conns = engine_rankers(None, catalog_file, scratch, with_extra, MIXED_BASELINES)
+    rankers, conns = engine_rankers(
+        None, catalog_file, catalog_tools(None, catalog_file), scratch, with_extra, MIXED_BASELINES
+    )
     sets = []
     for name, _seed_dir, _user_file, queries_file, role in specs:
         queries = read_query_file(queries_file, need_relevant=True)
@@ -116,22 +119,9 @@ def run(options: Options) -> Section:
             f"not converted on this machine, so not in the mix: {', '.join(missing)} ({CONVERT_HINT})"
         )
     for r in result["sets"]:
-        for key, label in DIFFERENCE_LABELS.items():
-            if key in r:
-                gain = r[key]
-                notes.append(
-                    f"{r['set']}, mixed: {label} = "
-                    + ", ".join(
-                        f"{gain[m]['mean']:+.3f} ± {gain[m]['ci95']:.3f} {m}" for m in ("recall@5", "nDCG@10")
-                    )
-                )
+        notes += difference_notes(r, f"{r['set']}, mixed")
     for role, by_engine in result["macro"].items():
-        notes.append(
-            f"{role} macro in the mix: "
-            + "; ".join(
-                f"{ENGINES[e]} {r5:.3f} recall@5, {nd:.3f} nDCG@10" for e, (r5, nd) in by_engine.items()
-            )
-        )
+        notes.append(f"{role} macro in the mix: " + macro_text(by_engine))
     worse = below_plain(result["sets"])
     notes.append(
         "no set worse than plain FTS5 in the mix (router's recall@5 and nDCG@10 each at least plain FTS5's): "

@@ -145,10 +145,13 @@ def onnx_ranker(seed_dir, user_file, scratch: Path):
     return conn, rank
 
 
-def engine_rankers(seed_dir, user_file, scratch: Path, with_extra: bool, baselines: tuple[str, ...]):
-    """The engines' rankers over one catalog, and the connections to close after: the router
-    (hybrid, static model), the same search by words alone, the baselines asked for, and with
-    the extra the router over a file the transformer embedded."""
+def engine_rankers(
+    seed_dir, user_file, tools: list[dict], scratch: Path, with_extra: bool, baselines: tuple[str, ...]
+):
+    """The engines' rankers over one catalog (`tools`: its tools as catalog_tools gives them),
+    and the connections to close after: the router (hybrid, static model), the same search by
+    words alone, the baselines asked for, and with the extra the router over a file the
+    transformer embedded."""
     conn = connect(scratch / f"{len(list(scratch.iterdir()))}.db")
     with semantic_setting("static"):
         load_catalog(conn, seed_dir=seed_dir, user_files=[user_file] if user_file else [])
@@ -159,7 +162,6 @@ def engine_rankers(seed_dir, user_file, scratch: Path, with_extra: bool, baselin
             return default_router(query)
 
     rankers = {"router": router, "router_lexical": router_ranker(conn, semantic=False)}
-    tools = catalog_tools(seed_dir, user_file)
     if "plain_fts5" in baselines:
         rankers["plain_fts5"] = PlainFts5(tools).rank
     if "rank_bm25" in baselines:
@@ -195,9 +197,12 @@ def scored_engines(rankers: dict, queries: list) -> dict:
 
 
 def measure(name, seed_dir, user_file, queries_file, role, scratch: Path, with_extra: bool = False) -> dict:
-    rankers, conns = engine_rankers(seed_dir, user_file, scratch, with_extra, ("plain_fts5", "rank_bm25"))
+    tools = catalog_tools(seed_dir, user_file)
+    rankers, conns = engine_rankers(
+        seed_dir, user_file, tools, scratch, with_extra, ("plain_fts5", "rank_bm25")
+    )
     queries = read_query_file(queries_file, need_relevant=True)
-    out = {"set": name, "role": role, "tools": len(catalog_tools(seed_dir, user_file))}
+    out = {"set": name, "role": role, "tools": len(tools)}
     out |= scored_engines(rankers, queries)
     for c in conns:
         c.close()
@@ -225,6 +230,24 @@ def paired_difference(a: list[float], b: list[float]) -> dict[str, float]:
     mean = statistics.fmean(differences)
     spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
     return {"mean": round(mean, 4), "ci95": round(Z95 * spread / len(differences) ** 0.5, 4)}
+
+
+def difference_notes(result: dict, where: str) -> list[str]:
+    """One line per paired difference a set's result holds, headed by `where`."""
+    return [
+        f"{where}: {label} = "
+        + ", ".join(
+            f"{result[key][m]['mean']:+.3f} ± {result[key][m]['ci95']:.3f} {m}"
+            for m in ("recall@5", "nDCG@10")
+        )
+        for key, label in DIFFERENCE_LABELS.items()
+        if key in result
+    ]
+
+
+def macro_text(by_engine: dict[str, tuple[float, float]]) -> str:
+    """Each engine's macro recall@5 and nDCG@10, on one line."""
+    return "; ".join(f"{ENGINES[e]} {r5:.3f} recall@5, {nd:.3f} nDCG@10" for e, (r5, nd) in by_engine.items())
 
 
 def unavailable_rule(scratch: Path) -> dict:
@@ -296,16 +319,7 @@ def run(options: Options) -> Section:
                     f"{m['median_ms']:.2f}",
                 ]
             )
-        for key, label in DIFFERENCE_LABELS.items():
-            if key not in r:
-                continue
-            gain = r[key]
-            notes.append(
-                f"{r['set']}: {label} = "
-                + ", ".join(
-                    f"{gain[m]['mean']:+.3f} ± {gain[m]['ci95']:.3f} {m}" for m in ("recall@5", "nDCG@10")
-                )
-            )
+        notes += difference_notes(r, r["set"])
     macros = {
         role: macro(results, role)
         for role in (DEVELOPMENT, HELD_OUT)
@@ -313,12 +327,7 @@ def run(options: Options) -> Section:
     }
     for role, by_engine in macros.items():
         names = ", ".join(r["set"].split(" (")[0] for r in results if r["role"] == role)
-        notes.append(
-            f"{role} macro ({names}): "
-            + "; ".join(
-                f"{ENGINES[e]} {r5:.3f} recall@5, {nd:.3f} nDCG@10" for e, (r5, nd) in by_engine.items()
-            )
-        )
+        notes.append(f"{role} macro ({names}): " + macro_text(by_engine))
     multi_step = next((r for r in results if r["set"] == MULTI_STEP_SET), None)
     if multi_step is not None:
         notes.append(

@@ -122,11 +122,14 @@ def measure_set(spec: tuple, models: dict[str, Model]) -> dict:
         for method, ranked in rankings.items()
     }
     # the multi-step tasks' metric (issue 21), on the set it is measured on
-    multi_step = {
-        method: statistics.fmean(recall_at(r, q.relevant, MULTI_STEP_K) for r, q in zip(ranked, queries))
-        for method, ranked in rankings.items()
+    multi_step = (
+        {
+            method: statistics.fmean(recall_at(r, q.relevant, MULTI_STEP_K) for r, q in zip(ranked, queries))
+            for method, ranked in rankings.items()
+        }
         if name == MULTI_STEP_SET
-    }
+        else {}
+    )
     return {
         "set": name,
         "role": role,

@@ -32,8 +32,8 @@ B = 0.75
 # Postings kept in memory per connection (12 bytes each: the row's position, and its BM25 over
 # the IDF as a float32: 7 significant digits, where a cosine counts with 2), at most 192 MB;
 # bench/synthetic.py's 100,000-tool catalog has 6.4 million in all, its 250,000-tool one 16
-# million, and a process holds only the words it has searched. Past the bound the words searched longest ago are
-# dropped, and read again when searched.
+# million, and a process holds only the words it has searched. Past the bound the words
+# searched longest ago are dropped, and read again when searched.
 MAX_CACHED_POSTINGS = 16_000_000
 
 NO_ROWS = np.zeros(0, np.intp)
