@@ -47,11 +47,15 @@ def _collect_args(schema: Any, depth: int, lines: list[str]) -> None:
         _collect_args(items, depth + 1, lines)
 
 
+def first_sentence(description: str) -> str:
+    """The first sentence of the first paragraph, whitespace folded."""
+    first_paragraph = description.strip().split("\n\n", 1)[0]
+    return _SENTENCE_END.split(" ".join(first_paragraph.split()), 1)[0]
+
+
 def summary(description: str) -> str:
     """The first sentence (or line), whitespace folded, at most SUMMARY_MAX_CHARS."""
-    first_paragraph = description.strip().split("\n\n", 1)[0]
-    text = " ".join(first_paragraph.split())
-    text = _SENTENCE_END.split(text, 1)[0]
+    text = first_sentence(description)
     if len(text) <= SUMMARY_MAX_CHARS:
         return text
     cut = text[: SUMMARY_MAX_CHARS - 1].rsplit(" ", 1)[0]

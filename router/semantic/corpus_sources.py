@@ -23,7 +23,7 @@ import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from router.catalog.tool_text import name_words
+from router.catalog.tool_text import first_sentence, name_words
 
 PROJECT = Path(__file__).resolve().parents[2]
 EVALUATION_FILES = ("bench/public/*.jsonl", "bench/queries/*.jsonl", "bench/data/bfcl.catalog.jsonl")
@@ -31,7 +31,6 @@ EVALUATION_FILES = ("bench/public/*.jsonl", "bench/queries/*.jsonl", "bench/data
 TEXT_CHARS = (12, 300)
 _MARKUP = re.compile(r"<[^>]+>|\*\*\*[A-Z]+\*\*\*")
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def git_show(repo: Path, path: str) -> bytes:
@@ -50,10 +49,9 @@ def git_files(repo: Path, under: str) -> list[str]:
     return listing.stdout.split()
 
 
-def first_sentence(text: str) -> str:
-    text = _MARKDOWN_LINK.sub(r"\1", _MARKUP.sub(" ", text))
-    paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
-    return _SENTENCE_END.split(paragraph, 1)[0]
+def without_markup(text: str) -> str:
+    """HTML tags and ***BETA***-style flags gone, a Markdown link as its words."""
+    return _MARKDOWN_LINK.sub(r"\1", _MARKUP.sub(" ", text))
 
 
 def openapi_tool_texts(repo: Path) -> Iterator[str]:
@@ -78,7 +76,7 @@ def _operation_text(operation: dict) -> Iterator[str]:
     )
     if said is None:
         return
-    sentence = first_sentence(said)
+    sentence = first_sentence(without_markup(said))
     operation_id = operation.get("operationId")
     words = name_words(operation_id) if isinstance(operation_id, str) else ""
     yield f"{words}: {sentence}" if words else sentence
