@@ -44,29 +44,29 @@ from router.catalog.evaluation import read_query_file
 MIXED_BASELINES = ("plain_fts5",)
 
 
-def mixed_catalog(specs: list[tuple], path: Path) -> tuple[int, list[str]]:
+def mixed_catalog(specs: list[tuple], path: Path) -> tuple[list[dict], list[str]]:
     """Write every set's tools into one catalog file (JSON lines); the tools written, and the
     names dropped because a set listed earlier has a tool of that name."""
     seen: set[str] = set()
-    lines, dropped = [], []
+    kept: list[dict] = []
+    dropped = []
     for _name, _seed_dir, user_file, _queries, _role in specs:
         for tool in catalog_tools(None, user_file):
             if tool["name"] in seen:
                 dropped.append(tool["name"])
                 continue
             seen.add(tool["name"])
-            lines.append(json.dumps(tool))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return len(lines), dropped
+            kept.append(tool)
+    path.write_text("\n".join(json.dumps(tool) for tool in kept) + "\n", encoding="utf-8")
+    return kept, dropped
 
 
 def measure_mixed(specs: list[tuple], scratch: Path, with_extra: bool) -> dict:
     """Each set's queries against the one catalog of all the sets' tools."""
     catalog_file = scratch / "mixed.catalog.jsonl"
-    tools, dropped = mixed_catalog(specs, catalog_file)
-    rankers, conns = engine_rankers(
-        None, catalog_file, catalog_tools(None, catalog_file), scratch, with_extra, MIXED_BASELINES
-    )
+    kept, dropped = mixed_catalog(specs, catalog_file)
+    tools = len(kept)
+    rankers, conns = engine_rankers(None, catalog_file, kept, scratch, with_extra, MIXED_BASELINES)
     sets = []
     for name, _seed_dir, _user_file, queries_file, role in specs:
         queries = read_query_file(queries_file, need_relevant=True)

@@ -58,7 +58,8 @@ def test_the_mixed_catalog_keeps_a_shared_name_once_from_the_first_set_and_loads
     )
     specs = [(name, None, path, None, "development") for name, path in (("first", first), ("second", second))]
     mixed = tmp_path / "mixed.jsonl"
-    assert mixed_catalog(specs, mixed) == (2, ["get_news"])
+    kept, dropped = mixed_catalog(specs, mixed)
+    assert [tool["name"] for tool in kept] == ["get_news", "get_weather"] and dropped == ["get_news"]
     load_catalog(conn, seed_dir=None, user_files=[mixed])
     rows = dict(conn.execute("SELECT name, description FROM tools"))
     assert rows == {"get_news": "headlines of the day", "get_weather": "forecast for a city"}
