@@ -276,3 +276,34 @@ def test_neighbours_tied_at_the_last_place_go_to_the_lower_ids(conn, tmp_path):
     assert len({everything[tool_id] for tool_id in tied}) == 1
     for k in (1, 3, 7):  # the cut falls inside the tie: its lowest ids, in id order
         assert list(index.nearest(query, k, **kwargs)) == tied[:k]
+
+
+# Sixteen tools the words rank alike for "phone numbers" (their names hold both words; ties go
+# by name), which the model tells apart by the place each one serves.
+PHONE_BOOKS = [
+    tool(f"list_{place}_phone_numbers", f"List the phone numbers of the {place}.")
+    for place in (
+        "bank", "camp", "clinic", "club", "depot", "farm", "garage", "home",
+        "hotel", "lab", "mill", "office", "port", "school", "shop", "studio",
+    )
+]  # fmt: skip
+
+
+def test_the_meaning_lifts_a_tool_the_words_rank_below_the_page_without_a_phrase(conn, tmp_path, monkeypatch):
+    # Without the nearest neighbours (none join: only the words' candidates are scored), the
+    # first hit is the best score among the words' best 1 + POOL_MARGIN, phrase or not: the
+    # cosine must be weighed beyond the page's edge, not only for a query holding a phrase.
+    load(
+        conn,
+        tmp_path,
+        PHONE_BOOKS + [tool(f"open_{thing}", f"Open the {thing}.") for thing in "abcdefghijklmnopq"],
+    )
+    monkeypatch.setattr(search_module, "SEMANTIC_MARGIN", -1)
+    query = "phone numbers"
+    by_words = names(search(conn, query, limit=len(PHONE_BOOKS), semantic=False))
+    assert sorted(by_words) == sorted(t["name"] for t in PHONE_BOOKS)
+    scores = {hit.name: hit.score for hit in search(conn, query, limit=len(PHONE_BOOKS))}
+    best = min(by_words[: 1 + search_module.POOL_MARGIN], key=lambda name: (-scores[name], name))
+    # the case the test is about: the words alone put that tool below the first few
+    assert by_words.index(best) > 5
+    assert names(search(conn, query, limit=1)) == [best]
