@@ -293,6 +293,8 @@ def test_the_meaning_lifts_a_tool_the_words_rank_below_the_page_without_a_phrase
     # Without the nearest neighbours (none join: only the words' candidates are scored), the
     # first hit is the best score among the words' best 1 + POOL_MARGIN, phrase or not: the
     # cosine must be weighed beyond the page's edge, not only for a query holding a phrase.
+    # seventeen other tools, so that "phone" and "numbers" are in fewer than half the rows and
+    # select candidates (router/catalog/match_plan.py)
     load(
         conn,
         tmp_path,

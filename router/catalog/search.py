@@ -102,8 +102,9 @@ UNAVAILABLE_PENALTY = 3.0
 # and 15 with one (before) 0.726 / 0.671 macro recall@5 / nDCG@10, LiveMCPBench recall@10
 # 0.469; one margin of 15 0.727 / 0.672, 0.475; 20 0.729 / 0.673, 0.483; 30 0.730 / 0.673,
 # 0.484; 40 0.730 / 0.673, 0.484; 90 0.730 / 0.673, 0.480 (W 30 or 40 at 40: 0.725 / 0.672 and
-# 0.729 / 0.670; 10 to 40 neighbours tie at any margin). It costs about 0.02-0.03 ms a search
-# at 10,000 synthetic tools (0.41 -> 0.43 ms median, bench/latency.py's measure back to back).
+# 0.729 / 0.670; 10 to 40 neighbours tie at any margin). At 10,000 synthetic tools (286 of
+# bench/latency.py's 300 queries hold a phrase, so there it is 15 -> 30) its measure run back to
+# back gave 0.41 -> 0.43 ms median: at most a few hundredths, inside this machine's noise.
 POOL_MARGIN = 30
 
 # The rows a trigger or boost phrase of stop words only selects (router/catalog/match_plan.py):
