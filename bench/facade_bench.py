@@ -33,7 +33,7 @@ from bench.report import Options, Section, markdown_table
 from router.catalog.load import INSERT_TOOL, tool_row
 from router.catalog.sources import read_seed_file
 from router.db import connect
-from router.jsonrpc_lines import LineClient
+from router.facade.jsonrpc_lines import LineClient
 from router.paths import SEEDS_DIR
 
 CATALOG_SIZE = 10_000
@@ -166,11 +166,11 @@ async def _in_process_series(db: Path, servers_file: Path, workspace: Path) -> d
     (role, schema validation, breaker, two audit rows) and through the backend pool alone.
     Their difference is the router's own work per call."""
     from router.agents.roles import get_role
+    from router.backends.servers import load_servers
     from router.facade import call_handler, handlers
     from router.facade.backends import BackendPool
     from router.facade.database import FacadeDatabase
     from router.facade.placeholders import Placeholders, default_data_dir
-    from router.servers import load_servers
 
     placeholders = Placeholders(workspace, default_data_dir(db))
     async with FacadeDatabase(db) as database, BackendPool(load_servers(servers_file), placeholders) as pool:

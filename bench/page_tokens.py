@@ -27,14 +27,14 @@ from pathlib import Path
 
 from bench.paths import QUERIES_DIR, SEEDED_QUERIES
 from bench.report import Options, Section, markdown_table
-from router.availability import CATALOG_SERVERS_SQL, unavailable_servers
+from router.backends.availability import CATALOG_SERVERS_SQL, unavailable_servers
+from router.backends.servers import SearchSettings, load_servers
 from router.catalog.evaluation import read_query_file
 from router.catalog.load import load_catalog
 from router.catalog.search import DEFAULT_LIMIT, MAX_LIMIT, search
 from router.db import connect
 from router.facade.search_page import PAGE_TOKEN_BUDGET, page_for_query, page_tokens
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
-from router.servers import SearchSettings, load_servers
 
 EVERYDAY_QUERIES = QUERIES_DIR / "everyday.jsonl"
 SETS = {"everyday": EVERYDAY_QUERIES, "seeded": SEEDED_QUERIES}

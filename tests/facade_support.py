@@ -12,13 +12,13 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from router.backends.servers import load_servers
 from router.catalog.load import load_catalog
 from router.db import connect
 from router.facade.backend_watch import fetch_tool_list
+from router.facade.jsonrpc_lines import LineClient
 from router.facade.placeholders import Placeholders
-from router.jsonrpc_lines import LineClient
 from router.process_start import process_running
-from router.servers import load_servers
 from tests.clock_support import faked_clock_environment
 from tests.db_rows import rows
 from tests.project import NPM_BIN, PROJECT_ROOT  # noqa: F401 - re-exported to the facade tests

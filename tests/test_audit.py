@@ -4,10 +4,10 @@ until its deadline, 'interrupted' after it; a finished call shows its outcome.""
 import subprocess
 from datetime import UTC, datetime, timedelta
 
+from router.backends.servers import ServersConfig
 from router.clock import utc_iso
 from router.facade import audit
 from router.facade.backends import call_allowance_s
-from router.servers import ServersConfig
 from tests.db_rows import rows
 
 STARTED_ROW = {

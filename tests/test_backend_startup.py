@@ -9,10 +9,10 @@ import time
 import anyio
 import pytest
 
+from router.backends.servers import ServersConfig
 from router.db import connect
 from router.facade.backends import BackendPool
 from router.facade.placeholders import Placeholders
-from router.servers import ServersConfig
 from tests.facade_support import add_hanging_backend, alive, audit_rows, logged_pids, text_of
 from tests.servers import exits_after_answer
 

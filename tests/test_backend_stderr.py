@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from router.db import connect
-from router.jsonrpc_lines import LineClient
+from router.facade.jsonrpc_lines import LineClient
 from tests.facade_support import MISBEHAVING, audit_rows
 
 pytestmark = pytest.mark.slow

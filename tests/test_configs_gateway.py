@@ -9,6 +9,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from router.agents.roles import ROLE_MATRIX, may_call
+from router.backends.servers import load_servers
 from router.configs.cel_rules import (
     CelRuleError,
     allows,
@@ -21,7 +22,6 @@ from router.configs.generate import GATEWAY_FILE
 from router.configs.inputs import read_inputs
 from router.configs.naming import router_entry_name
 from router.paths import CONFIGS_DIR
-from router.servers import load_servers
 from tests.project import PROJECT_ROOT
 
 # shared/ sits beside the repository (here and in CI), see shared/checks.md

@@ -12,7 +12,7 @@ import pytest
 
 from bench.write_lock import sqlite3_shell_holding_the_write_lock, write_lock_held
 from router.clock import utc_now_iso
-from router.jsonrpc_lines import encode, request
+from router.facade.jsonrpc_lines import encode, request
 from tests.facade_support import CONTEXT_ROUTER, RawStdioClient, audit_rows
 
 pytestmark = pytest.mark.slow

@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from router.cli import main
-from router.commands.catalog import load_default_catalog
-from router.db import connect
-from router.doctor import (
+from router.backends.doctor import (
     check_clients,
     check_database,
     check_node,
@@ -19,8 +16,11 @@ from router.doctor import (
     check_workspace,
     node_minimum,
 )
+from router.backends.servers import load_servers
+from router.cli import main
+from router.commands.catalog import load_default_catalog
+from router.db import connect
 from router.paths import SHIPPED_SERVERS_FILE
-from router.servers import load_servers
 
 NODE = shutil.which("node")
 

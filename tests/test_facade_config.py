@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from router.backends.programs import resolve_command
+from router.backends.servers import ConfigError
 from router.cli import main
 from router.facade.placeholders import Placeholders
-from router.programs import resolve_command
-from router.servers import ConfigError
 
 
 def test_serve_refuses_a_database_it_cannot_open(tmp_path, capsys):

@@ -8,8 +8,8 @@ import pytest
 from mcp import Client
 
 from router.agents.roles import get_role
+from router.backends.servers import ServersConfig
 from router.facade.server import ServeOptions, build_server
-from router.servers import ServersConfig
 
 pytestmark = pytest.mark.anyio
 

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 import anyio
 import pytest
 
+from router.backends.servers import load_servers
 from router.db import connect, query_dicts
 from router.facade import audit
 from router.facade.backends import call_allowance_s
-from router.servers import load_servers
 from tests.facade_support import (
     RawStdioClient,
     alive,

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from router.facade.client_workspace import ROOTS_TIMEOUT_S
-from router.jsonrpc_lines import LineClient
+from router.facade.jsonrpc_lines import LineClient
 from tests.facade_support import CONTEXT_ROUTER, audit_rows, json_of, make_workspace, text_of
 from tests.test_facade_http import free_port, wait_for_port
 

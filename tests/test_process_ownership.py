@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from router.jsonrpc_lines import encode, request
+from router.facade.jsonrpc_lines import encode, request
 from tests.facade_support import (
     RawStdioClient,
     add_hanging_backend,

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from router.backends.servers import SearchSettings
 from router.catalog.load import load_catalog
 from router.catalog.search import MAX_LIMIT, SearchHit, search
 from router.db import connect
@@ -19,7 +20,6 @@ from router.facade.search_page import (
     page_tokens,
 )
 from router.paths import SEEDS_DIR
-from router.servers import SearchSettings
 from router.tokens import count_tokens
 from tests.test_search_cli import PAGE_QUERIES
 

@@ -9,11 +9,11 @@ import time
 import anyio
 import pytest
 
+from router.backends.servers import ConfigError, load_servers
 from router.cli import main
 from router.db import connect
 from router.facade.search_page import PAGE_TOKEN_BUDGET
 from router.paths import SHIPPED_SERVERS_FILE, user_servers_file
-from router.servers import ConfigError, load_servers
 from tests.facade_support import json_of, running_router
 
 CORE = {"time", "git", "fetch", "filesystem", "memory"}

@@ -14,10 +14,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from router.backends.servers import load_servers
 from router.catalog.sources import read_seed_dir
 from router.catalog.tool_text import summary
 from router.paths import SEEDS_DIR
-from router.servers import load_servers
 from tests.project import PROJECT_ROOT
 
 PROFILES = ("core", "appsec", "android", "game", "research")

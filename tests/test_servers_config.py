@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from router.availability import Availability, unavailable_servers
+from router.backends.availability import Availability, unavailable_servers
+from router.backends.servers import ConfigError, ServerConfig, load_servers
+from router.backends.user_servers import UserServersFile
 from router.catalog.load import load_catalog
 from router.cli import main
 from router.db import connect
@@ -15,8 +17,6 @@ from router.facade.call_handler import _check_arguments
 from router.facade.handlers import ToolCallError
 from router.facade.placeholders import Placeholders
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
-from router.servers import ConfigError, ServerConfig, load_servers
-from router.user_servers import UserServersFile
 
 
 def layer(path: Path, text: str) -> Path:
@@ -74,7 +74,7 @@ def test_unavailable_says_why_for_each_kind_of_server(tmp_path, monkeypatch):
         name="s", profile="custom", command="mcp-server-time", env={"U": "${env:SEARXNG_URL}"}
     )
     assert unavailable_servers(load_servers(SHIPPED_SERVERS_FILE), []) == {}
-    from router.availability import server_problem
+    from router.backends.availability import server_problem
 
     assert server_problem(server, {}) == "not configured: needs SEARXNG_URL set in the router's environment"
     assert server_problem(server, {"SEARXNG_URL": "http://x"}) is None

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from router.facade import stdio_transport
+from router.facade.jsonrpc_lines import LineClient, shape_problem
 from router.facade.stdio_transport import UnreadableMessage, _next_line
-from router.jsonrpc_lines import LineClient, shape_problem
 from tests.bounded_io import readline_within
 from tests.db_rows import rows
 

@@ -3,9 +3,9 @@ mcp-server-git and mcp-server-time processes, started in-process by a real Backe
 
 import pytest
 
+from router.backends.servers import load_servers
 from router.facade.backends import BackendPool
 from router.facade.placeholders import Placeholders
-from router.servers import load_servers
 from tests.facade_support import alive, make_workspace, wait_until, write_servers_toml
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -5,12 +5,12 @@ import subprocess
 
 import mcp_types as types
 
-from router.availability import WORKSPACE_FIX, Availability, in_git_repository
+from router.backends.availability import WORKSPACE_FIX, Availability, in_git_repository
+from router.backends.servers import ServerConfig, load_servers
 from router.catalog.load import load_catalog
 from router.facade.client_workspace import workspace_of_roots
 from router.facade.placeholders import uses_workspace
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
-from router.servers import ServerConfig, load_servers
 
 
 def stdio(*args: str, **env: str) -> ServerConfig:

@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from router.backends.servers import ServerConfig, ServersConfig
 from router.catalog.models import ROUTER_FIELDS, SeedFile
 from router.errors import SeedError
 from router.facade.placeholders import Placeholders
 from router.files import write_atomically
 from router.hashing import content_hash
-from router.servers import ServerConfig, ServersConfig
 from router.validation import first_field_error
 
 

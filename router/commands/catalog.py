@@ -5,13 +5,13 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
+from router.backends.servers import load_servers
 from router.breakglass.prices import file_priced_at, parse_prices, write_prices
 from router.breakglass.settings import DEFAULT_PRICES, SNAPSHOT_PRICED_AT
 from router.catalog.load import load_catalog
 from router.commands import add_db_option, add_servers_option
 from router.db import connect
 from router.paths import SEEDS_DIR, resolve_db_path, servers_files, user_seeds_dir
-from router.servers import load_servers
 from router.wording import counted
 
 

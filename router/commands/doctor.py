@@ -1,5 +1,5 @@
 """`context-router doctor`: check Node, the workspace, every server, the database and the
-clients' configs, saying for each what to do (router/doctor.py does the checks)."""
+clients' configs, saying for each what to do (router/backends/doctor.py does the checks)."""
 
 import argparse
 import json
@@ -35,9 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from router.doctor import as_dicts, diagnose
+    from router.backends.doctor import as_dicts, diagnose
+    from router.backends.servers import load_servers
     from router.paths import resolve_db_path, servers_files
-    from router.servers import load_servers
 
     findings = diagnose(
         load_servers(servers_files(args.servers)),

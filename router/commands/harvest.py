@@ -5,10 +5,10 @@ from pathlib import Path
 
 import anyio
 
+from router.backends.servers import load_servers
 from router.commands import add_servers_option
 from router.commands.catalog import load_default_catalog
 from router.paths import SEEDS_DIR, resolve_db_path, servers_files, user_seeds_dir
-from router.servers import load_servers
 
 # Exit status when a changed or vanished tool was flagged (and its seed entry kept).
 EXIT_FLAGGED = 3

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from router.availability import Availability
+from router.backends.availability import Availability
+from router.backends.servers import load_servers
 from router.catalog.evaluation import QueryLineError, query_line
 from router.catalog.search import (
     DEFAULT_LIMIT,
@@ -31,7 +32,6 @@ from router.facade.search_page import (
     page_tokens,
 )
 from router.paths import resolve_db_path, servers_files
-from router.servers import load_servers
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -10,11 +10,11 @@ import anyio
 import apsw
 
 from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
-from router.availability import is_loopback
+from router.backends.availability import is_loopback
+from router.backends.servers import load_servers
 from router.commands import add_db_option, add_servers_option
 from router.errors import RouterError
 from router.paths import resolve_db_path, servers_files, user_servers_file
-from router.servers import load_servers
 from router.wording import counted
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -93,7 +93,7 @@ def _check_startup(options) -> None:
 
 def ready_lines(options, listening: str) -> list[str]:
     """What serve says on stderr once it is about to serve: a first look for a new user."""
-    from router.availability import CATALOG_SERVERS_SQL, unavailable_servers, workspace_problem
+    from router.backends.availability import CATALOG_SERVERS_SQL, unavailable_servers, workspace_problem
     from router.db import catalog_size, connect
 
     conn = connect(options.db_path)

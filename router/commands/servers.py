@@ -14,10 +14,20 @@ from pathlib import Path
 
 import anyio
 
+from router.backends.servers import SEARCH_ALL, SEARCH_CALLABLE, ServerConfig, load_servers
+from router.backends.user_servers import UserServersFile
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
 from router.commands import add_db_option, add_servers_option
+from router.commands.server_setup import (
+    SetupOutcome,
+    choose_prefix,
+    server_name,
+    taken_tool_names,
+    tool_names_by_server,
+    write_user_seed,
+)
 from router.commands.servers_status import print_status
 from router.commands.setup import STARTER_SERVERS
 from router.db import connect
@@ -31,16 +41,6 @@ from router.paths import (
     user_seeds_dir,
     user_servers_file,
 )
-from router.server_setup import (
-    SetupOutcome,
-    choose_prefix,
-    server_name,
-    taken_tool_names,
-    tool_names_by_server,
-    write_user_seed,
-)
-from router.servers import SEARCH_ALL, SEARCH_CALLABLE, ServerConfig, load_servers
-from router.user_servers import UserServersFile
 from router.wording import counted
 
 DEFAULT_PROFILE = "custom"

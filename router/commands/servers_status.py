@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from router.availability import server_problem
+from router.backends.availability import server_problem
+from router.backends.programs import resolve_command
+from router.backends.servers import load_servers
 from router.db import connect
 from router.paths import resolve_db_path, servers_files
 from router.process_start import still_running
-from router.programs import resolve_command
-from router.servers import load_servers
 from router.wording import counted
 
 TOOLS_PER_SERVER_SQL = "SELECT server, count(*) FROM tools GROUP BY server"

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from router import __version__
+from router.backends.programs import program_search_dirs
 from router.commands import add_db_option, add_servers_option
 from router.files import write_atomically
 from router.paths import (
@@ -21,7 +22,6 @@ from router.paths import (
     user_seeds_dir,
     user_servers_file,
 )
-from router.programs import program_search_dirs
 
 STARTER_SERVERS = """\
 # Your own MCP servers for context-router, layered over the servers it ships (its

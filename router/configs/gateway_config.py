@@ -17,11 +17,11 @@ from typing import Any
 
 from router import env_references
 from router.agents.roles import ROLE_ENV_VAR
+from router.backends.servers import ServerConfig
 from router.configs.cel_rules import ROLE_CLAIM, role_rules
 from router.configs.inputs import ConfigInputs
 from router.configs.naming import DEFAULT_GATEWAY_DATA_DIR, router_entry_name
 from router.facade.http_roles import ROLE_HEADER
-from router.servers import ServerConfig
 
 GATEWAY_PORT = 3000
 ROUTER_COMMAND = "context-router"

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from router.agents.roles import ROLE_MATRIX, Role
+from router.backends.servers import ServersConfig, load_servers
 from router.catalog.load import build_catalog_input
 from router.catalog.sources import read_seed_dir
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
-from router.servers import ServersConfig, load_servers
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from router.backends.programs import program_search_dirs, resolve_command
+from router.backends.servers import Defaults, ServerConfig
 from router.facade import http_endpoint, process_tree
 from router.facade.backend_errors import (
     BackendCrashedError,
@@ -46,8 +48,6 @@ from router.facade.backend_session import (
 from router.facade.backend_stderr import BackendStderr
 from router.facade.http_endpoint import HttpEndpoint
 from router.facade.placeholders import Placeholders
-from router.programs import program_search_dirs, resolve_command
-from router.servers import Defaults, ServerConfig
 
 logger = logging.getLogger(__name__)
 

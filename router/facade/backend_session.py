@@ -39,8 +39,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from router import __version__, jsonrpc_lines
-from router.facade import process_tree
+from router import __version__
+from router.facade import jsonrpc_lines, process_tree
 
 logger = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ import anyio
 import apsw
 import mcp_types as types
 
+from router.backends.servers import ServerConfig, ServersConfig
 from router.catalog import quarantine
 from router.clock import utc_now_iso
 from router.errors import RouterError, first_error
@@ -28,7 +29,6 @@ from router.facade.backends import BackendPool
 from router.facade.database import FacadeDatabase
 from router.facade.placeholders import Placeholders
 from router.process_start import process_start_time
-from router.servers import ServerConfig, ServersConfig
 
 logger = logging.getLogger(__name__)
 

@@ -20,13 +20,13 @@ import anyio.abc
 import anyio.to_thread
 import mcp_types as types
 
+from router.backends.servers import ServersConfig
 from router.facade import process_tree
 from router.facade.backend import Backend, BackendSession, longest_call_s
 from router.facade.backend_errors import BackendError
 from router.facade.backend_session import LIVE_BACKEND_PIDS, kill_orphans
 from router.facade.breaker import BreakerPolicy
 from router.facade.placeholders import Placeholders, uses_workspace
-from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ own (`serve --workspace`, else the router's working directory).
 
 Backends whose declaration names ${WORKSPACE} (git, filesystem) run there
 (router/facade/backends.py), and what cannot work there is said as unavailable
-(router/availability.py). A client that declares several roots works in the first one that
+(router/backends/availability.py). A client that declares several roots works in the first one that
 is a local directory.
 
 How roots are asked for depends on the protocol version the client negotiated:

@@ -16,7 +16,7 @@ import apsw
 from pydantic import BaseModel, ValidationError
 
 from router.agents.roles import Role
-from router.availability import Availability
+from router.backends.availability import Availability
 from router.catalog.tool_schema import inspect_tool
 from router.clock import unix_now, utc_now_iso
 from router.db import catalog_size

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.jsonrpc_lines import shape_problem
+from router.facade.jsonrpc_lines import shape_problem
 
 logger = logging.getLogger(__name__)
 

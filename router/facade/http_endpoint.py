@@ -11,7 +11,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from router.servers import ServerConfig
+from router.backends.servers import ServerConfig
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from router import env_references
+from router.backends.servers import ConfigError, ServerConfig
 from router.facade.backend_errors import UnsetVariableError
-from router.servers import ConfigError, ServerConfig
 
 
 @dataclass(frozen=True)

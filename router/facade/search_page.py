@@ -16,8 +16,8 @@ from typing import Any
 
 import apsw
 
+from router.backends.servers import SearchSettings
 from router.catalog.search import SearchHit, check_limit, search
-from router.servers import SearchSettings
 from router.tokens import count_tokens
 
 # The README promises a page under 400 tokens; every page is cut to fit it.

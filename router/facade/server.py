@@ -24,7 +24,8 @@ from mcp.server.lowlevel import Server
 
 from router import __version__
 from router.agents.roles import Role
-from router.availability import Availability
+from router.backends.availability import Availability
+from router.backends.servers import ServersConfig
 from router.clock import unix_now, utc_now_iso
 from router.errors import RouterError, echo
 from router.facade import audit, backend_watch, call_handler, handlers
@@ -38,7 +39,6 @@ from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
-from router.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from router.servers import ServersConfig
+from router.backends.servers import ServersConfig
 
 logger = logging.getLogger(__name__)
 

@@ -47,7 +47,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from router.jsonrpc_lines import shape_problem
+from router.facade.jsonrpc_lines import shape_problem
 
 if sys.platform != "win32":  # Windows pipes are not selectable: the SDK's threads serve there
     import fcntl

@@ -2,7 +2,7 @@
 
 A tool is searchable as soon as its seed is in the catalog; it is callable only when its
 server is declared (and not switched off), its program is installed where the router looks
-(router/programs.py), every ${env:NAME} it references is set, and the workspace it would
+(router/backends/programs.py), every ${env:NAME} it references is set, and the workspace it would
 run in is one it can work in (git: inside a git repository). Search marks the tools of
 the others `available: false` with the reason (router.catalog.search's `unavailable`);
 mcp_call_tool refuses them before looking at their arguments.
@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 import apsw
 
 from router import env_references
+from router.backends.programs import resolve_command
+from router.backends.servers import ServerConfig, ServersConfig
 from router.db import catalog_version
-from router.programs import resolve_command
-from router.servers import ServerConfig, ServersConfig
 
 # how long a computed answer is reused (programs installed meanwhile are seen after it)
 TTL_S = 2.0

@@ -18,8 +18,8 @@ from typing import Any
 
 import apsw
 
+from router.backends.servers import ServerConfig
 from router.catalog.harvest import HarvestReport, merge, new_seed, write_checked_seed
-from router.servers import ServerConfig
 from router.wording import counted
 
 SERVER_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")

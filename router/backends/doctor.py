@@ -20,13 +20,13 @@ from typing import Any, Literal
 import apsw
 
 from router import env_references
-from router.availability import server_problem
+from router.backends.availability import server_problem
+from router.backends.programs import resolve_command
+from router.backends.servers import ServerConfig, ServersConfig
 from router.clients.discover import read_client_config, usual_config_files
 from router.db import SCHEMA_VERSION, catalog_size, connect, describe_database_error, schema_version
 from router.errors import RouterError
 from router.paths import SHIPPED_SERVERS_FILE, build_command
-from router.programs import resolve_command
-from router.servers import ServerConfig, ServersConfig
 from router.wording import counted
 
 Status = Literal["ok", "note", "problem"]

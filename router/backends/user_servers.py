@@ -4,7 +4,7 @@ takes one out (or, for a shipped server, switches it off with `enabled = false`)
 
 tomlkit edits the document the user may have commented by hand and writes back everything it
 did not touch as it was. Every change is checked first: the edited layer, on top of the
-shipped servers file, must load (router.servers.load_servers), or nothing is written.
+shipped servers file, must load (router.backends.servers.load_servers), or nothing is written.
 """
 
 import os
@@ -15,8 +15,8 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
+from router.backends.servers import ConfigError, ServerConfig, layer_servers, read_layer
 from router.files import write_atomically
-from router.servers import ConfigError, ServerConfig, layer_servers, read_layer
 
 
 class UserServersFile:
