@@ -26,6 +26,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from router.backends.node import launch_argv
 from router.backends.programs import program_search_dirs, resolve_command
 from router.backends.servers import Defaults, ServerConfig
 from router.facade import http_endpoint, process_tree
@@ -189,9 +190,11 @@ class Backend:
         # the process gets the SDK's default environment (PATH, HOME, ...) under these
         # (backend_session.backend_process)
         env = {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
+        # an npm backend the router installed runs under the router's own node
+        command, *launcher_args = launch_argv(program)
         return StdioServerParameters(
-            command=program,
-            args=[self.placeholders.expand(a, where) for a in self.config.args],
+            command=command,
+            args=[*launcher_args, *(self.placeholders.expand(a, where) for a in self.config.args)],
             env=env,
             cwd=str(self.placeholders.workspace),
         )
