@@ -14,6 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from router.db import connect
 from router.paths import user_seeds_dir, user_servers_file
 from tests.facade_support import CONTEXT_ROUTER, NPM_BIN, json_of, text_of
 
@@ -57,6 +58,7 @@ def mcp_json(tmp_path) -> Path:
 async def test_imported_servers_are_searched_and_called_by_a_real_client(tmp_path, mcp_json):
     """The router runs before, during and after the import: no restart between."""
     db = tmp_path / "fresh.db"
+    connect(db).close()  # an empty catalog: serve refuses a missing one (it says to run init)
     params = StdioServerParameters(
         command=str(CONTEXT_ROUTER),
         args=["serve", "--db", str(db), "--workspace", str(tmp_path)],
