@@ -1,9 +1,10 @@
 """A new user's first commands (issue 37): serve before init says to run init and creates no
-database; every suggested fix works when run as printed; a --workspace that is not a directory
-is refused; init says what it did, what is callable here and where the memory server keeps
-this workspace's graph."""
+database; every suggested fix works when run as printed; an unknown --profile is refused with
+the profiles that exist, and a --workspace that is not a directory is refused; init says what
+it did, what is callable here and where the memory server keeps this workspace's graph."""
 
 import http.server
+import json
 import os
 import shutil
 import socket
@@ -17,7 +18,9 @@ import pytest
 from router.cli import main
 from router.paths import DB_ENV_VAR, SEEDS_DIR
 from tests.conftest import project_env
-from tests.facade_support import CONTEXT_ROUTER, make_workspace
+from tests.facade_support import CONTEXT_ROUTER, json_of, make_workspace, running_router, text_of
+
+PROFILES = "android, appsec, core, game, research"
 
 
 def serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -69,6 +72,39 @@ def test_the_build_command_suggested_for_a_database_in_a_missing_directory_works
     assert ran.returncode == 0, ran.stderr
     assert main(["search", "--db", str(wanted), "read a file"]) == 0
     assert "read_file" in capsys.readouterr().out
+
+
+def test_an_unknown_profile_is_refused_naming_the_catalogs_profiles(seeded_db, tmp_path, capsys):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": "1", "query": "read a file", "relevant": ["read_file"]}) + "\n")
+    for argv in (
+        ["search", "read a file", "--profile", "cor"],
+        ["search", "read a file", "--profile", "cor", "--page"],
+        ["search", "--batch", str(queries), "--profile", "cor"],
+        ["eval", str(queries), "--profile", "cor"],
+    ):
+        assert main([argv[0], "--db", str(seeded_db), *argv[1:]]) == 2, argv
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert f"error: unknown profile 'cor'; the catalog's profiles are: {PROFILES}\n" in captured.err
+    # a known profile still narrows the search
+    assert main(["search", "--db", str(seeded_db), "read a file", "--profile", "core", "--json"]) == 0
+    assert {hit["profile"] for hit in json.loads(capsys.readouterr().out)} == {"core"}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_agent_asking_for_an_unknown_profile_is_told_the_profiles(seeded_db, tmp_path):
+    from router.paths import SHIPPED_SERVERS_FILE
+
+    async with running_router(seeded_db, SHIPPED_SERVERS_FILE, tmp_path) as router:
+        refused = await router.call_tool("mcp_search_tools", {"query": "read a file", "profile": "cor"})
+        assert refused.is_error
+        assert f"unknown profile 'cor'; the catalog's profiles are: {PROFILES}" in text_of(refused)
+        found = json_of(
+            await router.call_tool("mcp_search_tools", {"query": "read a file", "profile": "core"})
+        )
+        assert found["tools"]
 
 
 @pytest.mark.parametrize(

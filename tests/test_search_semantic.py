@@ -95,10 +95,11 @@ def test_bm25_is_a_share_of_the_querys_best_match(seeded):
 
 
 def test_semantic_neighbours_obey_the_role_and_the_profile(conn, tmp_path):
-    load(conn, tmp_path, IMPORTED + [tool("wipe_disk", "Erase the whole drive.", read_only=False)])
+    other = tool("list_devices", "List the connected phones.", profile="android") | {"server": "phones"}
+    load(conn, tmp_path, IMPORTED + [tool("wipe_disk", "Erase the whole drive.", read_only=False), other])
     assert "wipe_disk" in names(search(conn, "erase the drive", limit=50))
     assert "wipe_disk" not in names(search(conn, "erase the drive", limit=50, may_call_mutating=False))
-    assert search(conn, "add two numbers", profile="no-such-profile") == []
+    assert "get-sum" not in names(search(conn, "add two numbers", profile="android", limit=50))
 
 
 def test_an_exact_name_still_wins(seeded):

@@ -148,6 +148,19 @@ class SearchHit:
         return out
 
 
+PROFILE_NAMES_SQL = "SELECT name FROM profiles ORDER BY name"
+
+
+def check_profile(conn: apsw.Connection, profile: str | None) -> None:
+    """A profile the catalog does not have is a mistake to say, not a search that finds
+    nothing (an empty catalog has none: its own answer says so)."""
+    if profile is None:
+        return
+    names = [str(name) for (name,) in conn.execute(PROFILE_NAMES_SQL)]
+    if names and profile not in names:
+        raise QueryError(f"unknown profile {profile!r}; the catalog's profiles are: {', '.join(names)}")
+
+
 def check_limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_LIMIT <= limit <= MAX_LIMIT:
         raise QueryError(f"limit must be an integer from {MIN_LIMIT} to {MAX_LIMIT}, got {limit!r}")
@@ -252,6 +265,7 @@ def search(
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
+    check_profile(conn, profile)
     version = term_stats(conn).refresh()
     phrases = matched_phrases(conn, query, version)
     match_plan: MatchPlan = plan(conn, words, phrases.conditions, refreshed=True)

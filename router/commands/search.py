@@ -18,6 +18,7 @@ from router.catalog.search import (
     UNAVAILABLE_PENALTY,
     SearchHit,
     check_limit,
+    check_profile,
     search,
 )
 from router.catalog.tool_schema import inspect_tool
@@ -73,6 +74,7 @@ def run_search(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.batch is None):
         raise QueryError("give either a query or --batch QUERIES.jsonl (not both)")
     conn = connect(resolve_db_path(args.db), create=False)
+    check_profile(conn, args.profile)  # once, not on every line of a batch
     if args.batch is not None:
         return run_batch(conn, args)
     servers = load_servers(servers_files(args.servers))
