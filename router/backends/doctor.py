@@ -92,16 +92,27 @@ def _package_dir(program: Path) -> Path | None:
     return None
 
 
+NODE_INTERPRETERS = ("node", "nodejs")
+
+
 def _is_node_program(program: str) -> bool:
+    """Node itself, npx, or a script whose shebang runs node (`#!/usr/bin/env node`, or a path
+    to node): read from the interpreter's name, not from any "node" in the line (a Python
+    script in /home/me/node-tools/.venv is not one)."""
     path = Path(program).resolve()
-    if path.name in ("node", "npx"):
+    if path.name in (*NODE_INTERPRETERS, "npx"):
         return True
     try:
         with path.open("rb") as file:
             first = file.readline(200)
     except OSError:
         return False
-    return first.startswith(b"#!") and b"node" in first
+    if not first.startswith(b"#!"):
+        return False
+    words = first[2:].decode("utf-8", "replace").split()
+    if words and Path(words[0]).name == "env":
+        words = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+    return bool(words) and Path(words[0]).name in NODE_INTERPRETERS
 
 
 def _manifest(package: Path) -> dict[str, Any]:
