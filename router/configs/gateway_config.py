@@ -28,7 +28,7 @@ ROUTER_COMMAND = "context-router"
 # agentgateway starts stdio targets in its own working directory: start it in the workspace.
 GATEWAY_WORKSPACE = "."
 # Callers authenticate with a JWT whose `role` claim names their role. These three are
-# the deployment's to set (see README): the issuer and audience its IdP puts in tokens,
+# the deployment's to set (see docs/configs.md): the issuer and audience its IdP puts in tokens,
 # and the file with the IdP's public keys (JWKS), relative to the gateway's directory.
 JWT_ISSUER = "context-router"
 JWT_AUDIENCE = "context-router-gateway"
