@@ -6,16 +6,18 @@ vectors change only with the catalog. Up to EXHAUSTIVE_MAX_TOOLS rows every row 
 above, the rows are in the groups the catalog load stored (router/catalog/vector_groups.py)
 and a query scores the groups nearest to it. Vectors are L2-normalised, so a dot product is the cosine.
 A tool without a vector (none was computed for this model) has cosine 0 and is never a
-semantic neighbour.
+semantic neighbour. The tools' example requests have vectors of their own
+(router/catalog/example_vectors.py), always scored whole (a catalog's examples are a few per
+tool that has any): a tool's cosine is its best over its own vector and its examples'.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import cast
 
 import apsw
 import numpy as np
 
-from router.catalog import vector_clusters, vector_groups
+from router.catalog import example_vectors, vector_clusters, vector_groups
 from router.catalog.embeddings import EmbeddingModel
 from router.catalog.filter_columns import FilterColumns
 from router.catalog.search_filters import Filters
@@ -42,6 +44,10 @@ class SemanticIndex:
         self._row_of: dict[int, int] = {}
         self._columns = FilterColumns((), (), ())
         self._clusters: vector_clusters.Clusters | None = None
+        # the examples' vectors, grouped by tool (ascending ids): each run's tool and start
+        self._examples = np.zeros((0, 1), np.float32)
+        self._example_tools = np.zeros(0, np.int64)
+        self._example_starts = np.zeros(0, np.intp)
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -66,8 +72,28 @@ class SemanticIndex:
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._columns = self._columns.reordered(order)
         self._row_of = dict(zip(self.ids.tolist(), range(len(self.ids))))
+        self._load_examples(model)
         self._key = (version, model.identity)
         return self
+
+    def _load_examples(self, model: EmbeddingModel) -> None:
+        """The examples' vectors of the tools in the index, a run per tool."""
+        found = example_vectors.example_rows(self._conn, model.identity, model.dim)
+        inside = np.array([int(owner) in self._row_of for owner in found.owners], bool)
+        owners, self._examples = found.owners[inside], found.matrix[inside]
+        self._example_starts = (
+            np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
+        )
+        self._example_tools = owners[self._example_starts] if len(owners) else owners
+
+    def example_cosines(self, query: np.ndarray) -> dict[int, float]:
+        """Tool id → its best example's cosine with the query, for the tools with examples
+        (those above 0: a negative cosine counts as none)."""
+        if not len(self._examples):
+            return {}
+        best = np.maximum.reduceat(self._examples @ np.asarray(query, np.float32), self._example_starts)
+        positive = best > 0
+        return dict(zip(self._example_tools[positive].tolist(), best[positive].tolist()))
 
     def _grouping(self, model: EmbeddingModel, groups: list) -> vector_clusters.Clusters:
         """The grouping the last load stored; computed here only for a file no load has
@@ -87,12 +113,35 @@ class SemanticIndex:
         *,
         filters: Filters,
         min_cosine: float,
+        examples: Mapping[int, float] | None = None,
     ) -> dict[int, float]:
         """The `k` tools most like the query (tool id → cosine) that pass the filters (a
         hidden server's tools are never hits, so they take no neighbour's place) and reach
-        `min_cosine`, best first, ties by id."""
+        `min_cosine`, best first, ties by id. `examples` (example_cosines) count too: a tool's
+        cosine is then the best of its own and its examples'."""
         if not len(self.ids) or k <= 0:
             return {}
+        found = self._nearest_tools(query, k, filters=filters, min_cosine=min_cosine)
+        if not examples:
+            return found
+        rows = np.array(
+            [self._row_of[tool_id] for tool_id, cosine in examples.items() if cosine >= min_cosine], np.intp
+        )
+        if filters.restricts and len(rows):
+            rows = rows[self._columns.allowed(rows, filters)]
+        if not len(rows):
+            return found
+        combined = dict(found)
+        own = self.matrix[rows] @ np.asarray(query, np.float32)
+        for tool_id, cosine in zip(self.ids[rows].tolist(), own.tolist()):
+            combined[tool_id] = max(combined.get(tool_id, cosine), cosine, examples[tool_id])
+        best = sorted(combined.items(), key=lambda pair: (-pair[1], pair[0]))[:k]
+        return dict(best)
+
+    def _nearest_tools(
+        self, query: np.ndarray, k: int, *, filters: Filters, min_cosine: float
+    ) -> dict[int, float]:
+        """nearest() by the tools' own vectors alone."""
         scores, rows_of = self._scored(np.asarray(query, np.float32))
         kept = None  # the positions among `scores` still in; None: all of them
         if filters.restricts:
