@@ -234,7 +234,7 @@ def test_a_hidden_servers_tools_take_no_neighbours_place(conn):
 
 def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):
     load(conn, tmp_path, IMPORTED)
-    assert main(["search", "--db", str(db_path), "--json", "add two numbers"]) == 0
+    assert main(["search", "--db", str(db_path), "--json", "--all", "add two numbers"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["name"] == "get-sum"
     queries = tmp_path / "queries.jsonl"
     queries.write_text(json.dumps({"id": "q", "query": "add two numbers", "relevant": ["get-sum"]}) + "\n")

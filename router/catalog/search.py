@@ -72,6 +72,11 @@ SEMANTIC_WEIGHT = 35.0
 # unrelated tool ("zorbles" and "Frobnicate a widget with quuxes": must not be); unrelated
 # English pairs mostly below 0.1. 5-40 neighbours tied.
 SEMANTIC_MARGIN = 10
+# An example request's cosine counts at this share against the tool's own vector's: two
+# requests that share their object words ("run my game", "stop the running game") are closer
+# to each other for a static model than either is to its tool's description, so an example
+# must be clearly closer to win (bench/page_quality.py, development requests only).
+EXAMPLE_COSINE_FACTOR = 0.85
 SEMANTIC_MIN_COSINE = 0.22
 # Cosines are rounded to this many decimals: int8 vectors give them to about ±0.005, so a
 # smaller difference is no evidence, and two tools that differ only by it tie (by name).
@@ -158,6 +163,8 @@ class Evidence:
     changes_things: bool
     deprecated: bool = False
     replaced_by: str | None = None
+    # whether the cosines were measured (False: no model, or a catalog it has not embedded)
+    semantic: bool = True
 
 
 @dataclass(frozen=True)
@@ -261,16 +268,17 @@ def _semantic_candidates(
     min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
     examples = index.example_cosines(vector)
+    weighed = {tool_id: EXAMPLE_COSINE_FACTOR * cosine for tool_id, cosine in examples.items()}
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,
         filters=filters,
         min_cosine=min_cosine,
-        examples=examples,
+        examples=weighed,
     )
     cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
     for tool_id, cosine in cosines.items():
-        cosines[tool_id] = max(cosine, examples.get(tool_id, cosine))
+        cosines[tool_id] = max(cosine, weighed.get(tool_id, cosine))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
     return SemanticParts(cosines | neighbours, examples, weight)
@@ -355,7 +363,7 @@ def search(
             BOOST_WEIGHT * boost,
             tool_id in named,
             semantic_weight * cosine,
-            example_cosine > 0 and example_cosine >= cosine,
+            example_cosine > 0 and round(EXAMPLE_COSINE_FACTOR * example_cosine, COSINE_DECIMALS) >= cosine,
         )
         evidence = Evidence(
             cosine,
@@ -367,6 +375,7 @@ def search(
             row.changes_things,
             row.deprecated,
             row.replaced_by,
+            semantic_weight > 0,
         )
         score = parts[0] + parts[1] + parts[2] + parts[4]
         rank_score = (
