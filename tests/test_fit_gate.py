@@ -132,7 +132,7 @@ async def test_mcp_search_tools_and_the_cli_show_the_same_gated_page(seeded_db, 
     assert pages[0]["tools"] == [] and pages[0]["unavailable"][0]["server"] == "ghidra"
     assert pages[0]["note"] == NO_CALLABLE_FIT
     assert pages[2] == {"tools": [], "note": NOTHING_FITS}
-    assert [tool["name"] for tool in pages[3]["tools"]][0] == "read_text_file"
+    assert pages[3]["tools"][0]["name"] == "read_text_file"
     for query, page in zip(queries, pages):
 
         def cli(*extra: str, query: str = query) -> str:
