@@ -10,9 +10,19 @@ import subprocess
 import pytest
 
 from router.backends.servers import SearchSettings
-from router.catalog.fit_gate import ADAPTIVE_CUT, fitting
+from router.catalog.fit_gate import (
+    ADAPTIVE_CUT,
+    MIN_COSINE,
+    MIN_COSINE_TO_CHANGE,
+    MIN_COSINE_WITH_WORDS,
+    MIN_COVERAGE,
+    MIN_COVERAGE_WITHOUT_MODEL,
+    STRONG_EXAMPLE_COSINE,
+    fits_alone,
+    fitting,
+)
 from router.catalog.request_intent import asks_only_to_read
-from router.catalog.search import search
+from router.catalog.search import Evidence, search
 from router.facade.search_page import NO_CALLABLE_FIT, NOTHING_FITS, page_for_query
 from router.paths import SHIPPED_SERVERS_FILE
 from tests.conftest import project_env
@@ -160,3 +170,40 @@ async def test_mcp_search_tools_and_the_cli_show_the_same_gated_page(seeded_db, 
         listed = [line.split()[1] for line in shown.splitlines() if line[:3].strip().rstrip(".").isdigit()]
         assert listed == named, query
         assert ("note" in page) == (page.get("note", "\0") in shown)
+
+
+def evidence(**given) -> Evidence:
+    fields = {
+        "cosine": 0.0,
+        "example_cosine": 0.0,
+        "coverage": 0.0,
+        "trigger": False,
+        "boost": False,
+        "exact_name": False,
+        "changes_things": False,
+    }
+    return Evidence(**(fields | given))
+
+
+def test_a_hit_fits_on_its_own_evidence_and_a_tool_that_changes_things_needs_more():
+    below, above = MIN_COSINE - 0.01, MIN_COSINE + 0.01
+    assert not fits_alone(evidence(cosine=below), reads_only=False)
+    assert fits_alone(evidence(cosine=above), reads_only=False)
+    # a weaker cosine needs the request's words in the tool's text
+    assert not fits_alone(
+        evidence(cosine=MIN_COSINE_WITH_WORDS, coverage=MIN_COVERAGE - 0.01), reads_only=False
+    )
+    assert fits_alone(evidence(cosine=MIN_COSINE_WITH_WORDS, coverage=MIN_COVERAGE), reads_only=False)
+    # a trigger phrase or the exact name is enough, whatever the cosine
+    assert fits_alone(evidence(trigger=True, changes_things=True), reads_only=True)
+    assert fits_alone(evidence(exact_name=True, changes_things=True), reads_only=True)
+    # a tool that changes things: a higher cosine, and nothing but a strong sign for a read request
+    assert not fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE - 0.01, changes_things=True), reads_only=False)
+    assert fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE, changes_things=True), reads_only=False)
+    assert not fits_alone(evidence(cosine=0.99, changes_things=True), reads_only=True)
+    assert fits_alone(evidence(example_cosine=STRONG_EXAMPLE_COSINE, changes_things=True), reads_only=True)
+    # without a model the words decide
+    assert fits_alone(evidence(coverage=MIN_COVERAGE_WITHOUT_MODEL, semantic=False), reads_only=False)
+    assert not fits_alone(
+        evidence(coverage=MIN_COVERAGE_WITHOUT_MODEL - 0.01, semantic=False), reads_only=False
+    )
