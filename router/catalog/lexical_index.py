@@ -163,7 +163,11 @@ class LexicalIndex:
         held = np.zeros(len(at), np.float64)
         if total > 0:
             for term, idf in terms:
-                held += idf * np.isin(at, self.postings(term).rows)
+                rows = self.postings(term).rows  # ascending: a binary search per tool, not a scan
+                if not len(rows):
+                    continue
+                found = np.searchsorted(rows, at)
+                held += idf * ((found < len(rows)) & (rows[np.minimum(found, len(rows) - 1)] == at))
             held /= total
         return dict(zip(self.ids[at].tolist(), held.tolist()))
 
