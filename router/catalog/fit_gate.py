@@ -34,13 +34,13 @@ ADAPTIVE_CUT = 0.7
 # 2. The static model's cosines between a request and a tool that does the job mostly lie
 # above MIN_COSINE on the development sets, unrelated pairs mostly below; between the two, the
 # words must agree too.
-MIN_COSINE = 0.4
+MIN_COSINE = 0.35
 MIN_COSINE_WITH_WORDS = 0.25
 MIN_COVERAGE = 0.3
 # With no cosine to weigh, a tool must hold most of what the request says.
 MIN_COVERAGE_WITHOUT_MODEL = 0.5
 # 3. What a tool that changes things needs beyond the above, and what counts as a strong sign.
-MIN_COSINE_TO_CHANGE = 0.5
+MIN_COSINE_TO_CHANGE = 0.35
 STRONG_EXAMPLE_COSINE = 0.7
 
 

@@ -21,7 +21,7 @@ breaker open) demoted by UNAVAILABLE_PENALTY, then the name.
 """
 
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import apsw
@@ -165,6 +165,7 @@ class Evidence:
     replaced_by: str | None = None
     # whether the cosines were measured (False: no model, or a catalog it has not embedded)
     semantic: bool = True
+    own_cosine: float = 0.0  # its own vector's (name and description) alone
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,8 @@ class SemanticParts:
     cosines: dict[int, float]
     examples: dict[int, float]
     weight: float
+    # each candidate's cosine with its own vector alone (its name and description)
+    own: dict[int, float] = field(default_factory=dict)
 
 
 NO_SEMANTIC = SemanticParts({}, {}, 0.0)
@@ -276,12 +279,14 @@ def _semantic_candidates(
         min_cosine=min_cosine,
         examples=weighed,
     )
-    cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
-    for tool_id, cosine in cosines.items():
-        cosines[tool_id] = max(cosine, weighed.get(tool_id, cosine))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    return SemanticParts(cosines | neighbours, examples, weight)
+    own = index.cosines(vector, list(pool))
+    cosines = {
+        tool_id: neighbours.get(tool_id, max(cosine, weighed.get(tool_id, cosine)))
+        for tool_id, cosine in own.items()
+    }
+    return SemanticParts(cosines, examples, weight, own)
 
 
 def search(
@@ -376,6 +381,7 @@ def search(
             row.deprecated,
             row.replaced_by,
             semantic_weight > 0,
+            max(0.0, round(semantic_parts.own.get(tool_id, 0.0), COSINE_DECIMALS)),
         )
         score = parts[0] + parts[1] + parts[2] + parts[4]
         rank_score = (
