@@ -241,7 +241,9 @@ def gate_on_development_sets(scratch: Path) -> dict:
             "top3_ungated": 0,
         }
         for line in read_query_file(queries_file, need_relevant=True):
-            hits = search(conn, line.query, limit=DEFAULT_LIMIT, unavailable={}, callable_limit=True)
+            hits = search(
+                conn, line.query, limit=DEFAULT_LIMIT, unavailable={}, callable_limit=True, evidence=True
+            )
             ranked = [hit.name for hit in hits]
             kept = [hit.name for hit in fit_gate.fitting(line.query, hits)]
             relevant = set(line.relevant)

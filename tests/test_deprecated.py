@@ -32,7 +32,9 @@ def test_read_file_ranks_below_read_text_file_and_says_it_is_deprecated(conn):
         assert "read_text_file" in ranked[: ranked.index("read_file")], (query, ranked)
     # a request naming the old tool exactly still gets it first
     assert names(search(conn, "read_file", limit=3))[0] == "read_file"
-    hit = next(h for h in search(conn, "cat a file old api", limit=20) if h.name == "read_file")
+    hit = next(
+        h for h in search(conn, "cat a file old api", limit=20, evidence=True) if h.name == "read_file"
+    )
     assert "DEPRECATED" in hit.summary and hit.evidence.deprecated
 
 

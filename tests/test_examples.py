@@ -106,7 +106,7 @@ def test_examples_find_the_tool_that_words_and_descriptions_miss(tmp_path, conn)
     without.close()
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     assert names(search(conn, query, limit=1))[0] in {"r2_list_strings", "ghidra_list_strings"}
-    hit = search(conn, query, limit=1, explain=True)[0]
+    hit = search(conn, query, limit=1, explain=True, evidence=True)[0]
     assert hit.explain.via_example and hit.evidence.example_cosine > hit.evidence.cosine - 0.01
 
 

@@ -69,7 +69,7 @@ def page_for(conn, query: str, unavailable: dict[str, str]) -> dict:
 def test_a_request_only_an_uncallable_server_fits_gets_no_callable_tool_and_that_server_first(seeded):
     unavailable = default_install(seeded)
     for query, server in UNCALLABLE_ONLY.items():
-        hits = search(seeded, query, limit=10, unavailable=unavailable, callable_limit=True)
+        hits = search(seeded, query, limit=10, unavailable=unavailable, callable_limit=True, evidence=True)
         assert any(hit.available for hit in hits), query  # the ranking had callable filler
         page = page_for(seeded, query, unavailable)
         assert page["tools"] == [], (query, page["tools"])
@@ -87,7 +87,7 @@ def test_a_request_nothing_in_the_catalog_fits_gets_an_empty_page_that_says_so(s
 def test_a_read_request_never_gets_a_tool_that_changes_things_as_a_loose_match(seeded):
     for query in READ_REQUESTS:
         assert asks_only_to_read(query), query
-        hits = search(seeded, query, limit=10, unavailable={})
+        hits = search(seeded, query, limit=10, unavailable={}, evidence=True)
         changers = [hit for hit in hits if hit.evidence.changes_things]
         assert changers, query  # the ranking offers some
         kept = fitting(query, hits)
@@ -97,13 +97,16 @@ def test_a_read_request_never_gets_a_tool_that_changes_things_as_a_loose_match(s
             assert not evidence.changes_things or evidence.trigger or evidence.exact_name, (query, hit.name)
     # the same loose kind of match is kept when the request asks for a change
     assert "edit_file" in [
-        hit.name for hit in fitting("fix the typo in README.md", search(seeded, "fix the typo in README.md"))
+        hit.name
+        for hit in fitting(
+            "fix the typo in README.md", search(seeded, "fix the typo in README.md", evidence=True)
+        )
     ]
 
 
 def test_the_page_is_cut_where_hits_fall_far_below_the_best(seeded):
     for query in ("list git branches", "what time is it in Tokyo", "read a file"):
-        hits = search(seeded, query, limit=10, unavailable={})
+        hits = search(seeded, query, limit=10, unavailable={}, evidence=True)
         kept = fitting(query, hits)
         best = max(hit.score for hit in hits)
         assert all(hit.score >= ADAPTIVE_CUT * best for hit in kept)

@@ -77,7 +77,7 @@ def test_an_uncallable_match_below_the_best_callable_tool_is_not_mentioned(seede
 def test_on_a_full_install_a_page_is_the_fitting_part_of_the_ranking(seeded):
     cut = 0
     for query in PAGE_QUERIES:
-        hits = search(seeded, query, limit=10, unavailable={})
+        hits = search(seeded, query, limit=10, unavailable={}, evidence=True)
         kept = fitting(query, hits)
         page = page_for(seeded, query, {})
         assert kept, query

@@ -169,6 +169,20 @@ def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_ea
     assert [found[t] for t in exhaustive] == pytest.approx(list(exhaustive.values()), abs=1e-5)
     in_order = list(found.values())
     assert all(better >= worse - 1e-5 for better, worse in pairwise(in_order))
+    # with the examples' cosines too: probed groups and the whole matrix agree
+    whole = semantic_index.semantic_index(conn).refresh(model)
+    exhaustive_examples = whole.nearest(
+        query, NEIGHBOURS, **kwargs, examples=whole.example_cosines(query), example_weight=0.85
+    )
+    assert exhaustive_examples != exhaustive  # the examples moved something
+    # (each index's own example cosines: their rows are positions in its own row order)
+    found = grouped.nearest(
+        query, NEIGHBOURS, **kwargs, examples=grouped.example_cosines(query), example_weight=0.85
+    )
+    assert set(found) == set(exhaustive_examples)
+    assert [found[t] for t in exhaustive_examples] == pytest.approx(
+        list(exhaustive_examples.values()), abs=1e-5
+    )
     profiles = dict(conn.execute("SELECT t.id, s.profile FROM tools t JOIN servers s ON s.name = t.server"))
     mutating = dict(conn.execute("SELECT id, mutating FROM tools"))
     assert all(profile is None or profiles[tool_id] == profile for tool_id in exhaustive)

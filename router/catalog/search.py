@@ -38,6 +38,7 @@ from router.facade.breaker import OPEN_SECONDS
 
 if TYPE_CHECKING:
     from router.catalog.lexical_index import Ranking
+    from router.catalog.semantic_index import ExampleCosines
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
@@ -234,13 +235,17 @@ class SemanticParts:
     example's of the tools that have examples, and the weight of a cosine in the score."""
 
     cosines: dict[int, float]
-    examples: dict[int, float]
+    examples: "ExampleCosines | None"
     weight: float
     # each candidate's cosine with its own vector alone (its name and description)
     own: dict[int, float] = field(default_factory=dict)
 
+    def example(self, tool_id: int) -> float:
+        """The tool's best example cosine (0 without examples)."""
+        return 0.0 if self.examples is None else self.examples.of(tool_id)
 
-NO_SEMANTIC = SemanticParts({}, {}, 0.0)
+
+NO_SEMANTIC = SemanticParts({}, None, 0.0)
 
 
 def _semantic_candidates(
@@ -271,21 +276,24 @@ def _semantic_candidates(
     min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
     examples = index.example_cosines(vector)
-    weighed = {tool_id: EXAMPLE_COSINE_FACTOR * cosine for tool_id, cosine in examples.items()}
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,
         filters=filters,
         min_cosine=min_cosine,
-        examples=weighed,
+        examples=examples,
+        example_weight=EXAMPLE_COSINE_FACTOR,
     )
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
     own = index.cosines(vector, list(pool))
-    cosines = {
-        tool_id: neighbours.get(tool_id, max(cosine, weighed.get(tool_id, cosine)))
-        for tool_id, cosine in own.items()
-    }
+    if examples.at:
+        cosines = {
+            tool_id: neighbours.get(tool_id, max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id)))
+            for tool_id, cosine in own.items()
+        }
+    else:
+        cosines = own | neighbours
     return SemanticParts(cosines, examples, weight, own)
 
 
@@ -304,6 +312,7 @@ def search(
     hidden_servers: Collection[str] = (),
     callable_limit: bool = False,
     semantic: bool = True,
+    evidence: bool = False,
 ) -> list[SearchHit]:
     """The best `limit` tools for `query`, best first (ties by name).
 
@@ -316,6 +325,7 @@ def search(
     counts only callable hits toward `limit` (the agent's page, router/facade/search_page.py):
     the uncallable ones ranked among them come too, as many as the scored pool holds.
     semantic=False ranks by the words alone (as does a catalog the model has not embedded).
+    evidence=True gives each hit the Evidence the page's fit gate reads (router/catalog/fit_gate.py).
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
@@ -347,11 +357,11 @@ def search(
         }
     state = changing_state(conn, rows.values())
     phrase_parts = phrases.parts(conn, rows)
-    coverage = _coverage(conn, version, match_plan, rows)
     unavailable = unavailable or {}
     # the usual search: no open breaker, no quarantine, every server here; nothing to ask per tool
     may_be_unavailable = bool(unavailable) or not state.empty
     ranked = []
+    any_deprecated = False
     for tool_id, row in rows.items():
         trigger, boost = phrase_parts.get(tool_id, NO_PHRASE_PARTS)
         reason = (
@@ -360,7 +370,7 @@ def search(
             else None
         )
         cosine = max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS))
-        example_cosine = max(0.0, round(semantic_parts.examples.get(tool_id, 0.0), COSINE_DECIMALS))
+        example = semantic_parts.example(tool_id)
         # Explain's fields, as a tuple: only the hits returned become an Explain
         parts = (
             TRIGGER_WEIGHT * trigger,
@@ -368,30 +378,20 @@ def search(
             BOOST_WEIGHT * boost,
             tool_id in named,
             semantic_weight * cosine,
-            example_cosine > 0 and round(EXAMPLE_COSINE_FACTOR * example_cosine, COSINE_DECIMALS) >= cosine,
-        )
-        evidence = Evidence(
-            cosine,
-            example_cosine,
-            coverage.get(tool_id, 0.0),
-            trigger,
-            boost,
-            tool_id in named,
-            row.changes_things,
-            row.deprecated,
-            row.replaced_by,
-            semantic_weight > 0,
-            max(0.0, round(semantic_parts.own.get(tool_id, 0.0), COSINE_DECIMALS)),
+            example > 0 and round(EXAMPLE_COSINE_FACTOR * example, COSINE_DECIMALS) >= cosine,
         )
         score = parts[0] + parts[1] + parts[2] + parts[4]
-        rank_score = (
-            score
-            - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
-            - (DEPRECATED_PENALTY if row.deprecated else 0.0)
-        )
-        ranked.append(((not parts[3], -rank_score, row.name), (row, score, reason, parts, evidence)))
+        rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
+        if row.deprecated:
+            rank_score -= DEPRECATED_PENALTY
+            any_deprecated = True
+        ranked.append(((not parts[3], -rank_score, row.name), (tool_id, row, score, reason, parts, cosine)))
     ranked.sort(key=lambda pair: pair[0])
-    ranked = _below_replacements(ranked)
+    if any_deprecated:
+        ranked = _below_replacements(ranked)
+    kept = [entry for _, entry in _cut(ranked, limit, callable_limit)]
+    # what the gate reads, for the hits returned only, when asked for
+    coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
     return [
         SearchHit(
             row.name,
@@ -402,33 +402,49 @@ def search(
             reason,
             Explain(*parts) if explain else None,
             row.server,
-            evidence,
+            None
+            if not evidence
+            else Evidence(
+                cosine,
+                max(0.0, round(semantic_parts.example(tool_id), COSINE_DECIMALS)),
+                coverage.get(tool_id, 0.0),
+                parts[0] > 0,
+                parts[2] > 0,
+                parts[3],
+                row.changes_things,
+                row.deprecated,
+                row.replaced_by,
+                semantic_weight > 0,
+                max(0.0, round(semantic_parts.own.get(tool_id, 0.0), COSINE_DECIMALS)),
+            ),
         )
-        for _, (row, score, reason, parts, evidence) in _cut(ranked, limit, callable_limit)
+        for tool_id, row, score, reason, parts, cosine in kept
     ]
 
 
-def _coverage(conn: apsw.Connection, version: int, match_plan: MatchPlan, rows: Mapping[int, ToolRow]):
-    """Each candidate's share of the IDF of the query's selector words (Evidence.coverage)."""
+def _coverage(
+    conn: apsw.Connection, version: int, match_plan: MatchPlan, tool_ids: list[int]
+) -> dict[int, float]:
+    """Each tool's share of the IDF of the query's selector words (Evidence.coverage)."""
     from router.catalog.lexical_index import lexical_index  # numpy: a search's (_lexical_ranking)
 
     selectors = {w.stem for w in match_plan.selectors}
     terms = [(w.stem, idf) for w, idf in zip(match_plan.scored, match_plan.idfs) if w.stem in selectors]
     if not terms:
         return {}
-    return lexical_index(conn).refresh(version, COLUMN_WEIGHTS).coverage(terms, rows.keys())
+    return lexical_index(conn).refresh(version, COLUMN_WEIGHTS).coverage(terms, tool_ids)
 
 
 def _below_replacements(ranked: list) -> list:
     """The order with each deprecated tool moved just below the tool it names instead, when
     that one ranks below it (a query naming the deprecated tool exactly keeps it first)."""
-    position = {entry[1][0].name: i for i, entry in enumerate(ranked)}
+    position = {entry[1][1].name: i for i, entry in enumerate(ranked)}
     moves = [
-        (entry, position[entry[1][0].replaced_by])
+        (entry, position[entry[1][1].replaced_by])
         for i, entry in enumerate(ranked)
-        if entry[1][0].deprecated
+        if entry[1][1].deprecated
         and entry[0][0]  # not an exact name
-        and position.get(entry[1][0].replaced_by or "", -1) > i
+        and position.get(entry[1][1].replaced_by or "", -1) > i
     ]
     if not moves:
         return ranked
@@ -464,7 +480,7 @@ def _cut(ranked: list, limit: int, callable_limit: bool) -> list:
     if not callable_limit:
         return ranked[:limit]
     callable_seen = 0
-    for end, (_, (_row, _score, reason, _parts, _evidence)) in enumerate(ranked, start=1):
+    for end, (_, (_tool_id, _row, _score, reason, _parts, _cosine)) in enumerate(ranked, start=1):
         callable_seen += reason is None
         if callable_seen == limit:
             return ranked[:end]

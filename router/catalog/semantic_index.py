@@ -12,6 +12,7 @@ tool that has any): a tool's cosine is its best over its own vector and its exam
 """
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import cast
 
 import apsw
@@ -33,6 +34,25 @@ ORDER BY t.id
 """
 
 
+@dataclass(frozen=True)
+class ExampleCosines:
+    """One query's best example cosine per tool with examples: `rows` (index rows) and `best`
+    (as an array and a list) in one order, and each tool id's place in it."""
+
+    rows: np.ndarray
+    best: np.ndarray
+    best_list: list[float]
+    at: Mapping[int, int]
+
+    def of(self, tool_id: int) -> float:
+        """The tool's best example cosine (0 for a tool without examples)."""
+        found = self.at.get(tool_id)
+        return 0.0 if found is None else self.best_list[found]
+
+
+NO_EXAMPLES = ExampleCosines(np.zeros(0, np.intp), np.zeros(0, np.float32), [], {})
+
+
 class SemanticIndex:
     """The vectors of one catalog version for one model, with what the search filters read."""
 
@@ -46,8 +66,9 @@ class SemanticIndex:
         self._clusters: vector_clusters.Clusters | None = None
         # the examples' vectors, grouped by tool (ascending ids): each run's tool and start
         self._examples = np.zeros((0, 1), np.float32)
-        self._example_tools = np.zeros(0, np.int64)
         self._example_starts = np.zeros(0, np.intp)
+        self._example_rows = np.zeros(0, np.intp)
+        self._example_at: dict[int, int] = {}
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -84,16 +105,16 @@ class SemanticIndex:
         self._example_starts = (
             np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
         )
-        self._example_tools = owners[self._example_starts] if len(owners) else owners
+        tools = owners[self._example_starts].tolist() if len(owners) else []
+        self._example_rows = np.array([self._row_of[tool_id] for tool_id in tools], np.intp)
+        self._example_at = {tool_id: at for at, tool_id in enumerate(tools)}
 
-    def example_cosines(self, query: np.ndarray) -> dict[int, float]:
-        """Tool id → its best example's cosine with the query, for the tools with examples
-        (those above 0: a negative cosine counts as none)."""
+    def example_cosines(self, query: np.ndarray) -> ExampleCosines:
+        """Each tool's best example's cosine with the query, for the tools with examples."""
         if not len(self._examples):
-            return {}
+            return NO_EXAMPLES
         best = np.maximum.reduceat(self._examples @ np.asarray(query, np.float32), self._example_starts)
-        positive = best > 0
-        return dict(zip(self._example_tools[positive].tolist(), best[positive].tolist()))
+        return ExampleCosines(self._example_rows, best, best.tolist(), self._example_at)
 
     def _grouping(self, model: EmbeddingModel, groups: list) -> vector_clusters.Clusters:
         """The grouping the last load stored; computed here only for a file no load has
@@ -113,36 +134,44 @@ class SemanticIndex:
         *,
         filters: Filters,
         min_cosine: float,
-        examples: Mapping[int, float] | None = None,
+        examples: "ExampleCosines | None" = None,
+        example_weight: float = 1.0,
     ) -> dict[int, float]:
         """The `k` tools most like the query (tool id → cosine) that pass the filters (a
         hidden server's tools are never hits, so they take no neighbour's place) and reach
-        `min_cosine`, best first, ties by id. `examples` (example_cosines) count too: a tool's
-        cosine is then the best of its own and its examples'."""
+        `min_cosine`, best first, ties by id. With `examples` (example_cosines), a tool's
+        cosine is the best of its own and example_weight × its best example's."""
         if not len(self.ids) or k <= 0:
             return {}
-        found = self._nearest_tools(query, k, filters=filters, min_cosine=min_cosine)
-        if not examples:
-            return found
-        rows = np.array(
-            [self._row_of[tool_id] for tool_id, cosine in examples.items() if cosine >= min_cosine], np.intp
-        )
+        query = np.asarray(query, np.float32)
+        if examples is None or not len(examples.rows):
+            return self._nearest_of(*self._scored(query), k, filters, min_cosine)
+        weighed = (example_weight * examples.best).astype(np.float32)
+        if self._clusters is None:  # every row scored: one vector, each tool at its best
+            scores = self.matrix @ query
+            scores[examples.rows] = np.maximum(scores[examples.rows], weighed)
+            return self._nearest_of(scores, lambda positions: positions, k, filters, min_cosine)
+        found = self._nearest_of(*self._scored(query), k, filters, min_cosine)
+        # probed groups: the tools whose examples reach the floor join them, at their best
+        rows = examples.rows[weighed >= min_cosine]
         if filters.restricts and len(rows):
             rows = rows[self._columns.allowed(rows, filters)]
-        if not len(rows):
-            return found
         combined = dict(found)
-        own = self.matrix[rows] @ np.asarray(query, np.float32)
+        own = self.matrix[rows] @ query
+        best = weighed.tolist()  # the float32 values the whole matrix's path compares too
         for tool_id, cosine in zip(self.ids[rows].tolist(), own.tolist()):
-            combined[tool_id] = max(combined.get(tool_id, cosine), cosine, examples[tool_id])
-        best = sorted(combined.items(), key=lambda pair: (-pair[1], pair[0]))[:k]
-        return dict(best)
+            combined[tool_id] = max(combined.get(tool_id, cosine), cosine, best[examples.at[tool_id]])
+        return dict(sorted(combined.items(), key=lambda pair: (-pair[1], pair[0]))[:k])
 
-    def _nearest_tools(
-        self, query: np.ndarray, k: int, *, filters: Filters, min_cosine: float
+    def _nearest_of(
+        self,
+        scores: np.ndarray,
+        rows_of: Callable[[np.ndarray], np.ndarray],
+        k: int,
+        filters: Filters,
+        min_cosine: float,
     ) -> dict[int, float]:
-        """nearest() by the tools' own vectors alone."""
-        scores, rows_of = self._scored(np.asarray(query, np.float32))
+        """The k best of `scores` (cosines of the rows `rows_of` maps them to) that pass."""
         kept = None  # the positions among `scores` still in; None: all of them
         if filters.restricts:
             # the floor first: the filters read only the rows that reach it

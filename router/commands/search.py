@@ -112,6 +112,7 @@ def run_search(args: argparse.Namespace) -> int:
             breaker_open_s=servers.defaults.breaker_open_s,
             unavailable=unavailable,
             hidden_servers=servers.search.not_searched(unavailable),
+            evidence=True,
         )
         shown, note = hits, None
         fit = {hit.name for hit in fitting(args.query, hits)}

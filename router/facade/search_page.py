@@ -101,6 +101,7 @@ def page_hits(
         unavailable=unavailable,
         hidden_servers=settings.not_searched(unavailable),
         callable_limit=True,
+        evidence=True,
         **search_options,
     )
     return fitting(query, hits)
