@@ -36,7 +36,7 @@ ADAPTIVE_CUT = 0.7
 # words must agree too.
 MIN_COSINE = 0.35
 MIN_COSINE_WITH_WORDS = 0.25
-MIN_COVERAGE = 0.3
+MIN_COVERAGE = 0.5
 # With no cosine to weigh, a tool must hold most of what the request says.
 MIN_COVERAGE_WITHOUT_MODEL = 0.5
 # 3. What a tool that changes things needs beyond the above, and what counts as a strong sign.

@@ -8,7 +8,8 @@ and a query scores the groups nearest to it. Vectors are L2-normalised, so a dot
 A tool without a vector (none was computed for this model) has cosine 0 and is never a
 semantic neighbour. The tools' example requests have vectors of their own
 (router/catalog/example_vectors.py), always scored whole (a catalog's examples are a few per
-tool that has any): a tool's cosine is its best over its own vector and its examples'.
+tool that has any): a tool's cosine is the better of its own vector's and its examples' match
+(EXAMPLE_CENTROID_SHARE).
 """
 
 from collections.abc import Callable, Mapping
@@ -32,6 +33,14 @@ JOIN tool_embeddings e ON e.definition_hash = t.definition_hash AND e.model = :m
 LEFT JOIN vector_groups g ON g.definition_hash = e.definition_hash AND g.model = e.model
 ORDER BY t.id
 """
+
+
+# A tool's examples match a request by the cosine of their best example and by that of their
+# mean vector (the tool's typical request), this much of the latter: with a static model one
+# example that names the request's objects ("config.yaml") outscores the tool whose examples
+# share its action ("find ... files") on its own; the mean keeps what the examples have in
+# common. Chosen on the page_dev requests and the development sets (bench/page_quality.py).
+EXAMPLE_CENTROID_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ class SemanticIndex:
         self._example_starts = np.zeros(0, np.intp)
         self._example_rows = np.zeros(0, np.intp)
         self._example_at: dict[int, int] = {}
+        self._example_means = np.zeros((0, 1), np.float32)
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -108,13 +118,22 @@ class SemanticIndex:
         tools = owners[self._example_starts].tolist() if len(owners) else []
         self._example_rows = np.array([self._row_of[tool_id] for tool_id in tools], np.intp)
         self._example_at = {tool_id: at for at, tool_id in enumerate(tools)}
+        if len(owners):  # each tool's examples' mean, L2-normalised
+            sums = np.add.reduceat(self._examples, self._example_starts, axis=0)
+            norms = np.linalg.norm(sums, axis=1, keepdims=True)
+            self._example_means = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        else:
+            self._example_means = np.zeros((0, model.dim), np.float32)
 
     def example_cosines(self, query: np.ndarray) -> ExampleCosines:
-        """Each tool's best example's cosine with the query, for the tools with examples."""
+        """How each tool's examples match the query (EXAMPLE_CENTROID_SHARE), for the tools
+        with examples."""
         if not len(self._examples):
             return NO_EXAMPLES
-        best = np.maximum.reduceat(self._examples @ np.asarray(query, np.float32), self._example_starts)
-        return ExampleCosines(self._example_rows, best, best.tolist(), self._example_at)
+        query = np.asarray(query, np.float32)
+        best = np.maximum.reduceat(self._examples @ query, self._example_starts)
+        match = (1 - EXAMPLE_CENTROID_SHARE) * best + EXAMPLE_CENTROID_SHARE * (self._example_means @ query)
+        return ExampleCosines(self._example_rows, match, match.tolist(), self._example_at)
 
     def _grouping(self, model: EmbeddingModel, groups: list) -> vector_clusters.Clusters:
         """The grouping the last load stored; computed here only for a file no load has
