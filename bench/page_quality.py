@@ -46,6 +46,7 @@ from router.backends.servers import SearchSettings, load_servers
 from router.catalog import fit_gate
 from router.catalog.evaluation import read_query_file
 from router.catalog.load import load_catalog
+from router.catalog.request_intent import asks_only_to_read
 from router.catalog.search import DEFAULT_LIMIT, search
 from router.db import connect
 from router.facade.search_page import PAGE_TOKEN_BUDGET, compose_page, page_for_query, page_tokens
@@ -56,6 +57,8 @@ PAGE_HELDOUT = QUERIES_DIR / "page_heldout.jsonl"
 # The servers a default install can call (issue 36: time, git, fetch, filesystem, memory).
 CORE_SERVERS = frozenset({"time", "git", "fetch", "filesystem", "memory"})
 GENERIC_REASON = "not installed in the default install"
+# What ToolRow.changes_things says of each tool: mutating, by its server's word or a review.
+CHANGES_THINGS_SQL = "SELECT name, mutating = 1 AND read_only_source <> 'default-mutating' FROM tools"
 # The issue's bars on the page sets.
 RIGHT_FIRST_BAR = 0.85
 TOP3_BAR = 0.95
@@ -175,6 +178,23 @@ def judge(
     return tally.row()
 
 
+def read_rule(requests: list[PageRequest], page_of: Callable[[str], dict], changes: dict[str, bool]) -> dict:
+    """How the "only asks to read" rule (router/catalog/request_intent.py) classifies requests
+    whose right tool is known: taken for reads, and of those how many whose right tool changes
+    things (a wrong read, which would keep that tool off a loose match); and the read requests'
+    pages that show a tool that changes things (only a strong match may)."""
+    read = [r for r in requests if r.relevant and asks_only_to_read(r.query)]
+    return {
+        "requests with a right tool": sum(1 for r in requests if r.relevant),
+        "taken for reads": len(read),
+        "right tool reads": sum(1 for r in requests if r.relevant and not changes[r.relevant[0]]),
+        "taken for reads, right tool changes things": [r.id for r in read if changes[r.relevant[0]]],
+        "read pages showing a tool that changes things": [
+            r.id for r in read if any(changes[tool["name"]] for tool in page_of(r.query)["tools"])
+        ],
+    }
+
+
 def seeds_without_examples(scratch: Path) -> Path:
     """A copy of the seeds with every tool's `examples` left out."""
     out = scratch / "seeds-without-examples"
@@ -214,9 +234,12 @@ def measure_pages(scratch: Path, sets: dict[str, Path]) -> dict:
         unavailable = default_install(conn)
         gated = partial(_gated_page, conn, unavailable)
         ungated = partial(ungated_page, conn, unavailable=unavailable)
+        changes = {str(n): bool(c) for n, c in conn.execute(CHANGES_THINGS_SQL)}
         for name, path in sets.items():
             requests = read_page_set(path, set(server_of))
             results[f"{name}, {variant}"] = judge(requests, gated, server_of, unavailable)
+            if variant == "with examples":
+                results[f"{name}, {variant}"]["read_rule"] = read_rule(requests, gated, changes)
             if variant == "with examples":
                 results[f"{name}, {variant}, no gate"] = judge(requests, ungated, server_of, unavailable)
         conn.close()
@@ -332,13 +355,23 @@ def run(options: Options) -> Section:
         if label.endswith("with examples")
         for miss in r["misses"]
     ]
+    rule_lines = [
+        f"{label}: the read rule took {r['read_rule']['taken for reads']} of "
+        f"{r['read_rule']['requests with a right tool']} requests for reads "
+        f"({r['read_rule']['right tool reads']} have a right tool that only reads); of them with a right "
+        f"tool that changes things: {r['read_rule']['taken for reads, right tool changes things'] or 'none'}; "
+        "read pages showing a tool that changes things: "
+        f"{r['read_rule']['read pages showing a tool that changes things'] or 'none'}"
+        for label, r in pages.items()
+        if "read_rule" in r
+    ]
     markdown = (
         "The page mcp_search_tools answers on the seeded catalog, default install (callable: "
         + ", ".join(sorted(CORE_SERVERS))
         + "), judged per request (bench/page_quality.py).\n\n"
         + markdown_table(header, rows)
         + "\n\n"
-        + "\n".join(f"- {line}" for line in bar_lines(pages, sets))
+        + "\n".join(f"- {line}" for line in bar_lines(pages, sets) + rule_lines)
         + "\n\nThe fit gate on the development sets, every tool callable:\n\n"
         + markdown_table(dev_header, dev_rows)
         + ("\n\nMisses (with examples, gated):\n\n" + "\n".join(f"- {m}" for m in misses) if misses else "")

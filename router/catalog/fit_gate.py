@@ -18,8 +18,8 @@ gate keeps a hit only when all of these hold:
    for a request that only asks to read or look (router/catalog/request_intent.py) nothing but
    those strong signs will do. Picking a wrong action is worse than finding nothing.
 
-The thresholds were chosen on the development sets only (bench/page_quality.py reports the
-wrong empties they cause on each of them beside recall, and the page_dev requests).
+The thresholds were chosen on development requests only (bench/page_quality.py reports the
+wrong empties they cause on each development set beside the page's figures).
 """
 
 from collections.abc import Sequence
@@ -28,20 +28,26 @@ from dataclasses import dataclass
 from router.catalog.request_intent import asks_only_to_read
 from router.catalog.search import Evidence, SearchHit
 
-# 1. A hit scoring less than this share of the request's best hit is not offered: below it
-# the hits are mostly filler beneath the one tool that does the job (bench/page_quality.py).
+# Each threshold was chosen on the page_dev requests and the development sets together
+# (bench/page_quality.py reports the figures): the page's right-first rate and its filler
+# against the pages the gate wrongly empties on each development set.
+
+# 1. Below this share of the request's best hit, hits are mostly filler beneath the tool that
+# does the job; a higher cut starts to drop the right tool where two servers' tools compete.
 ADAPTIVE_CUT = 0.7
-# 2. The static model's cosines between a request and a tool that does the job mostly lie
-# above MIN_COSINE on the development sets, unrelated pairs mostly below; between the two, the
-# words must agree too.
-MIN_COSINE = 0.35
+# 2. A request's cosine with a tool that does the job mostly lies above MIN_COSINE, with
+# unrelated tools mostly below; a higher floor empties pages the development sets say are
+# right (conversational and multi-step requests have low cosines). Between the two floors the
+# request's words must be in the tool's text too.
+MIN_COSINE = 0.3
 MIN_COSINE_WITH_WORDS = 0.25
 MIN_COVERAGE = 0.5
 # With no cosine to weigh, a tool must hold most of what the request says.
 MIN_COVERAGE_WITHOUT_MODEL = 0.5
-# 3. What a tool that changes things needs beyond the above, and what counts as a strong sign.
+# 3. A tool that changes things is offered on a clearer match; a strong sign is an example
+# request closer than the ones that merely share the request's objects.
 MIN_COSINE_TO_CHANGE = 0.35
-STRONG_EXAMPLE_COSINE = 0.7
+STRONG_EXAMPLE_COSINE = 0.8
 
 
 @dataclass(frozen=True)

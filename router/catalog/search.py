@@ -73,10 +73,10 @@ SEMANTIC_WEIGHT = 35.0
 # unrelated tool ("zorbles" and "Frobnicate a widget with quuxes": must not be); unrelated
 # English pairs mostly below 0.1. 5-40 neighbours tied.
 SEMANTIC_MARGIN = 10
-# An example request's cosine counts at this share against the tool's own vector's: two
-# requests that share their object words ("run my game", "stop the running game") are closer
-# to each other for a static model than either is to its tool's description, so an example
-# must be clearly closer to win (bench/page_quality.py, development requests only).
+# A tool's examples' match (router/catalog/semantic_index.py) counts at this share against its
+# own vector's cosine: requests that share their object words ("run my game", "stop the running
+# game") are closer to each other for a static model than either is to its tool's description,
+# so an example must be clearly closer to win (bench/page_quality.py, development requests).
 EXAMPLE_COSINE_FACTOR = 0.85
 SEMANTIC_MIN_COSINE = 0.22
 # Cosines are rounded to this many decimals: int8 vectors give them to about ±0.005, so a
@@ -89,9 +89,9 @@ COSINE_DECIMALS = 2
 # and boost words count like description words here, and their exact-phrase matches add the
 # separate trigger and boost parts. Tuned on the development sets only (bench/quality.py).
 # Example requests (how people ask for the tool) are written in the words of a request, so a
-# word they share with the query is evidence like a description word; their meaning counts
-# through their own vectors (router/catalog/semantic_index.py), chosen on the page_dev
-# requests (bench/page_quality.py).
+# word they share with the query is evidence like a description word (a half or no weight
+# lost on the page_dev requests, bench/page_quality.py); their meaning counts through their
+# own vectors (router/catalog/semantic_index.py).
 NAME_WORDS_WEIGHT = 3.0
 DESCRIPTION_WEIGHT = 1.0
 ARG_TEXT_WEIGHT = 0.5
