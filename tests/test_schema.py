@@ -301,6 +301,14 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
         )
     }
     assert len(reviewed) > 100
+    # and version 12's examples and deprecation
+    with_examples = {
+        name
+        for (name,) in apsw.Connection(str(seeded)).execute(
+            "SELECT name FROM tools WHERE examples <> '' OR deprecated = 1"
+        )
+    }
+    reviewed |= with_examples
     assert {"read_graph", "get_current_time", "read_text_file"} <= with_either
     hashes = dict(conn.execute("SELECT name, definition_hash FROM tools"))
 
