@@ -8,8 +8,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from router.catalog.harvest import HarvestReport, merge
-from router.catalog.models import ROUTER_FIELDS
 from router.catalog.load import load_catalog
+from router.catalog.models import ROUTER_FIELDS
 from router.catalog.search import search
 from router.catalog.sources import read_seed_dir
 from router.db import query_dicts
