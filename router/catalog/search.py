@@ -21,7 +21,7 @@ breaker open) demoted by UNAVAILABLE_PENALTY, then the name.
 """
 
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import apsw
@@ -166,7 +166,6 @@ class Evidence:
     replaced_by: str | None = None
     # whether the cosines were measured (False: no model, or a catalog it has not embedded)
     semantic: bool = True
-    own_cosine: float = 0.0  # its own vector's (name and description) alone
 
 
 @dataclass(frozen=True)
@@ -237,8 +236,6 @@ class SemanticParts:
     cosines: dict[int, float]
     examples: "ExampleCosines | None"
     weight: float
-    # each candidate's cosine with its own vector alone (its name and description)
-    own: dict[int, float] = field(default_factory=dict)
 
     def example(self, tool_id: int) -> float:
         """The tool's best example cosine (0 without examples)."""
@@ -284,17 +281,14 @@ def _semantic_candidates(
         examples=examples,
         example_weight=EXAMPLE_COSINE_FACTOR,
     )
+    # the neighbours' cosines already count their examples; the other candidates' are their own
+    cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
+    if examples.at:
+        for tool_id, cosine in cosines.items():
+            cosines[tool_id] = max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    own = index.cosines(vector, list(pool))
-    if examples.at:
-        cosines = {
-            tool_id: neighbours.get(tool_id, max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id)))
-            for tool_id, cosine in own.items()
-        }
-    else:
-        cosines = own | neighbours
-    return SemanticParts(cosines, examples, weight, own)
+    return SemanticParts(cosines | neighbours, examples, weight)
 
 
 def search(
@@ -362,6 +356,10 @@ def search(
     may_be_unavailable = bool(unavailable) or not state.empty
     ranked = []
     any_deprecated = False
+    # a catalog without examples (most large ones) asks nothing of them per candidate
+    example_of = (
+        semantic_parts.examples.of if semantic_parts.examples and semantic_parts.examples.at else None
+    )
     for tool_id, row in rows.items():
         trigger, boost = phrase_parts.get(tool_id, NO_PHRASE_PARTS)
         reason = (
@@ -370,7 +368,7 @@ def search(
             else None
         )
         cosine = max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS))
-        example = semantic_parts.example(tool_id)
+        example = example_of(tool_id) if example_of is not None else 0.0
         # Explain's fields, as a tuple: only the hits returned become an Explain
         parts = (
             TRIGGER_WEIGHT * trigger,
@@ -415,7 +413,6 @@ def search(
                 row.deprecated,
                 row.replaced_by,
                 semantic_weight > 0,
-                max(0.0, round(semantic_parts.own.get(tool_id, 0.0), COSINE_DECIMALS)),
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
