@@ -18,6 +18,7 @@ BENCHES = [
     "bench.facade_bench",
     "bench.startup",
     "bench.page_tokens",
+    "bench.page_quality",
     "bench.static_encode",
     "bench.install_size",
     "bench.node_size",
