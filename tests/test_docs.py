@@ -419,7 +419,7 @@ def test_search_constants_are_the_code_values():
         assert float(value) == float(getattr(search, name)), name
     weights = re.search(
         r"\| column weights \| name ([\d.]+), description ([\d.]+), arguments ([\d.]+), "
-        r"triggers ([\d.]+), boost ([\d.]+) \|",
+        r"triggers ([\d.]+), boost ([\d.]+), examples ([\d.]+) \|",
         doc_text("docs/search.md"),
     )
     assert weights and tuple(map(float, weights.groups())) == search.COLUMN_WEIGHTS
