@@ -21,6 +21,7 @@ from router.catalog.sources import (
     read_user_catalog,
     seeds_by_server,
 )
+from router.catalog.token_counts import count_catalog_tokens
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
@@ -301,6 +302,7 @@ def replace_catalog(
                 conn.execute(DELETE_SERVER, {"name": name})
         conn.execute(DELETE_UNUSED_PROFILES)
         embedded = embed_catalog(conn, model).embedded
+        count_catalog_tokens(conn)
 
         per_profile = {str(profile): int(tools) for profile, tools in conn.execute(SELECT_TOOLS_PER_PROFILE)}
         if added or changed or removed:
