@@ -9,10 +9,12 @@ meta-tools are counted the same way, as the surface it lists instead.
 """
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import apsw
 
+from router.catalog.models import CatalogTool
 from router.clock import utc_now_iso
 from router.facade.definitions import meta_tool_definitions
 from router.facade.search_page import compact_json
@@ -54,19 +56,25 @@ def listed_definition(
     return definition
 
 
+def _listed(tool: CatalogTool | None, columns: list[Any]) -> dict[str, Any]:
+    return tool.mcp_definition() if tool is not None else listed_definition(*columns)
+
+
 def meta_tools_tokens() -> int:
     return sum(count_tokens(compact_json(definition)) for definition in meta_tool_definitions())
 
 
-def count_catalog_tokens(conn: apsw.Connection) -> int:
+def count_catalog_tokens(conn: apsw.Connection, definitions: Mapping[str, CatalogTool]) -> int:
     """Count every definition not counted yet and drop counts no tool has; call inside the
-    load's transaction. Returns how many definitions were counted."""
+    load's transaction. `definitions`: the load's tools by definition hash, each counted as
+    its server listed it (fields and key order the catalog's columns do not keep); a tool it
+    lacks is counted from its row. Returns how many definitions were counted."""
     conn.execute(DROP_STALE_SQL)
-    uncounted = conn.execute(UNCOUNTED_SQL).fetchall()
+    uncounted: list[Any] = conn.execute(UNCOUNTED_SQL).fetchall()
     conn.executemany(
         INSERT_COUNT,
         [
-            (definition_hash, count_tokens(compact_json(listed_definition(*columns))))
+            (definition_hash, count_tokens(compact_json(_listed(definitions.get(definition_hash), columns))))
             for definition_hash, *columns in uncounted
         ],
     )
