@@ -785,32 +785,39 @@ DROP VIEW IF EXISTS v_audit_outcomes;
 -- is not a catalog tool): the rows the views below count.
 CREATE VIEW v_audit_outcomes AS
 SELECT a.id, a.started_at, a.finished_at, a.session_id, a.role, a.meta_tool, a.target,
-       (SELECT t.server FROM tools t WHERE t.name = a.target) AS server,
+       t.server,
        CASE WHEN a.outcome <> 'started' OR a.finished_at IS NOT NULL THEN a.outcome
             WHEN a.deadline_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'in_flight'
             ELSE 'interrupted' END AS outcome,
        a.latency_ms, a.error, a.result_tokens, a.page_tools
-FROM audit a;
+FROM audit a
+LEFT JOIN tools t ON t.name = a.target;
 
 DROP VIEW IF EXISTS v_calls_per_hour;
--- Meta-tool calls per UTC hour, by meta-tool and outcome.
+-- Meta-tool calls per UTC hour of the last 7 days, by meta-tool and outcome. (The views over
+-- recent hours and days read their window through audit_by_time: a year of audit costs them
+-- nothing; bench/operation.py times them on a long history.)
 CREATE VIEW v_calls_per_hour AS
 SELECT substr(started_at, 1, 13) || ':00Z' AS hour, meta_tool, outcome, count(*) AS calls
 FROM v_audit_outcomes
+WHERE started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days')
 GROUP BY hour, meta_tool, outcome
 ORDER BY hour DESC, meta_tool, outcome;
 
 DROP VIEW IF EXISTS v_call_latency;
--- mcp_call_tool latency per backend server, over the calls its backend answered or failed
--- (refusals before forwarding would only dilute it): nearest-rank percentiles.
+-- mcp_call_tool latency per backend server over the last 7 days, over the calls its backend
+-- answered or failed (refusals before forwarding would only dilute it): nearest-rank
+-- percentiles, how the backend does now rather than over its whole history.
 CREATE VIEW v_call_latency AS
 WITH ranked AS (
-    SELECT server, latency_ms,
-           row_number() OVER (PARTITION BY server ORDER BY latency_ms) AS n,
-           count(*) OVER (PARTITION BY server) AS total
-    FROM v_audit_outcomes
-    WHERE meta_tool = 'mcp_call_tool' AND server IS NOT NULL AND latency_ms IS NOT NULL
-      AND outcome IN ('ok', 'tool_error', 'backend_failed', 'timeout', 'not_completed')
+    SELECT t.server, a.latency_ms,
+           row_number() OVER (PARTITION BY t.server ORDER BY a.latency_ms) AS n,
+           count(*) OVER (PARTITION BY t.server) AS total
+    FROM audit a
+    JOIN tools t ON t.name = a.target
+    WHERE a.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days')
+      AND a.meta_tool = 'mcp_call_tool' AND a.latency_ms IS NOT NULL
+      AND a.outcome IN ('ok', 'tool_error', 'backend_failed', 'timeout', 'not_completed')
 )
 SELECT server, max(total) AS calls,
        round(min(CASE WHEN n >= 0.50 * total THEN latency_ms END), 1) AS p50_ms,
@@ -836,7 +843,7 @@ DROP VIEW IF EXISTS v_backend_failures;
 -- the last success and failure, failing_since (the first failure after the last success:
 -- NULL while it works), its last error, its breakers now and how often they opened.
 CREATE VIEW v_backend_failures AS
-WITH calls AS (
+WITH calls AS MATERIALIZED (
     SELECT server, started_at, error,
            outcome IN ('tool_error', 'backend_failed', 'timeout', 'not_completed', 'interrupted',
                        'missing_program', 'breaker_open') AS failed,
@@ -850,20 +857,25 @@ per_server AS (
            max(CASE WHEN failed THEN started_at END) AS last_failure_at
     FROM calls
     GROUP BY server
+),
+failing AS (
+    SELECT c.server, min(c.started_at) AS failing_since
+    FROM calls c JOIN per_server p ON p.server = c.server
+    WHERE c.failed AND c.started_at > coalesce(p.last_ok_at, '')
+    GROUP BY c.server
 )
-SELECT p.server, p.calls, p.failures, p.last_ok_at, p.last_failure_at,
-       (SELECT min(c.started_at) FROM calls c
-        WHERE c.server = p.server AND c.failed AND c.started_at > coalesce(p.last_ok_at, ''))
-           AS failing_since,
-       (SELECT c.error FROM calls c WHERE c.server = p.server AND c.failed
-        ORDER BY c.started_at DESC LIMIT 1) AS last_error,
+SELECT p.server, p.calls, p.failures, p.last_ok_at, p.last_failure_at, f.failing_since,
+       (SELECT c.error FROM calls c
+        WHERE c.server = p.server AND c.failed AND c.started_at = p.last_failure_at
+        LIMIT 1) AS last_error,
        coalesce(bb.state, 'closed') AS server_breaker,
        (SELECT count(*) FROM breaker b JOIN tools t ON t.name = b.tool
         WHERE t.server = p.server AND b.state <> 'closed') AS tool_breakers_not_closed,
        (SELECT count(*) FROM breaker_openings o WHERE o.server = p.server) AS breaker_openings
 FROM per_server p
+LEFT JOIN failing f ON f.server = p.server
 LEFT JOIN backend_breaker bb ON bb.server = p.server
-ORDER BY failing_since IS NULL, failing_since, p.failures DESC, p.server;
+ORDER BY f.failing_since IS NULL, f.failing_since, p.failures DESC, p.server;
 
 DROP VIEW IF EXISTS v_breaker_openings;
 CREATE VIEW v_breaker_openings AS
@@ -927,6 +939,7 @@ WHERE meta_tool = 'mcp_search_tools' AND page_tools = 0
 ORDER BY id DESC;
 
 DROP VIEW IF EXISTS v_searches_per_hour;
+-- Searches per UTC hour of the last 7 days.
 CREATE VIEW v_searches_per_hour AS
 SELECT substr(started_at, 1, 13) || ':00Z' AS hour,
        count(*) AS searches,
@@ -934,7 +947,7 @@ SELECT substr(started_at, 1, 13) || ':00Z' AS hour,
        coalesce(sum(outcome <> 'ok'), 0) AS refused,
        coalesce(sum(result_tokens), 0) AS page_tokens
 FROM audit
-WHERE meta_tool = 'mcp_search_tools'
+WHERE started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days') AND meta_tool = 'mcp_search_tools'
 GROUP BY hour
 ORDER BY hour DESC;
 
@@ -954,19 +967,22 @@ DROP VIEW IF EXISTS v_tokens_per_session;
 -- and inspected schema) against what attaching the whole current catalog would have (its
 -- tools' definitions). Call results are left out of both: the same either way.
 CREATE VIEW v_tokens_per_session AS
-SELECT a.session_id, min(a.started_at) AS first_at, max(a.started_at) AS last_at,
-       coalesce(sum(a.meta_tool = 'mcp_search_tools'), 0) AS searches,
-       coalesce(sum(a.meta_tool = 'mcp_inspect_schema'), 0) AS inspects,
-       coalesce(sum(a.meta_tool = 'mcp_call_tool'), 0) AS calls,
-       coalesce(c.meta_tools_tokens, 0) + coalesce(sum(a.result_tokens), 0) AS tokens_served,
+SELECT s.session_id, s.first_at, s.last_at, s.searches, s.inspects, s.calls,
+       coalesce(c.meta_tools_tokens, 0) + s.answer_tokens AS tokens_served,
        c.catalog_tokens AS full_catalog_tokens,
-       c.catalog_tokens - coalesce(c.meta_tools_tokens, 0) - coalesce(sum(a.result_tokens), 0)
-           AS tokens_saved
-FROM audit a
+       c.catalog_tokens - coalesce(c.meta_tools_tokens, 0) - s.answer_tokens AS tokens_saved
+FROM (
+    SELECT session_id, min(started_at) AS first_at, max(started_at) AS last_at,
+           coalesce(sum(meta_tool = 'mcp_search_tools'), 0) AS searches,
+           coalesce(sum(meta_tool = 'mcp_inspect_schema'), 0) AS inspects,
+           coalesce(sum(meta_tool = 'mcp_call_tool'), 0) AS calls,
+           coalesce(sum(result_tokens), 0) AS answer_tokens
+    FROM audit
+    WHERE meta_tool IN ('mcp_search_tools', 'mcp_inspect_schema', 'mcp_call_tool')
+    GROUP BY session_id
+) s
 CROSS JOIN v_catalog_tokens c
-WHERE a.meta_tool IN ('mcp_search_tools', 'mcp_inspect_schema', 'mcp_call_tool')
-GROUP BY a.session_id
-ORDER BY first_at DESC;
+ORDER BY s.first_at DESC;
 
 DROP VIEW IF EXISTS v_tokens_saved;
 -- All sessions together: the headline figure, from this router's own use.

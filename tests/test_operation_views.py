@@ -3,10 +3,12 @@ file: breaker openings recorded by the triggers, failing_since, nearest-rank lat
 percentiles, the caps kept per day, and every view read by the system sqlite3 shell (3.40)."""
 
 import subprocess
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from router.breakglass import caps
+from router.clock import utc_iso
 from router.db import connect, query_dicts
 from router.facade import audit, breaker
 from router.facade.breaker import BreakerPolicy
@@ -98,18 +100,20 @@ def test_failing_since_is_the_first_failure_after_the_last_success(conn):
     ]
 
 
-def test_latency_percentiles_are_nearest_rank_over_forwarded_calls(conn):
+def minutes_ago(minutes: float) -> str:
+    return utc_iso(datetime.now(UTC) - timedelta(minutes=minutes))
+
+
+def test_latency_percentiles_are_nearest_rank_over_forwarded_calls_of_the_last_week(conn):
     for ms in range(1, 101):  # 1..100 ms
-        call(conn, "get_current_time", "ok", float(ms), f"2026-01-01T10:00:{ms % 60:02d}.000Z")
-    call(conn, "get_current_time", "denied", 9_999.0, "2026-01-01T10:01:00.000Z")  # never forwarded
+        call(conn, "get_current_time", "ok", float(ms), minutes_ago(ms))
+    call(conn, "get_current_time", "denied", 9_999.0, minutes_ago(1))  # never forwarded
+    call(conn, "get_current_time", "ok", 5_000.0, minutes_ago(8 * 24 * 60))  # older than the window
     assert query_dicts(conn, "SELECT * FROM v_call_latency") == [
         {"server": "time", "calls": 100, "p50_ms": 50.0, "p95_ms": 95.0, "p99_ms": 99.0, "max_ms": 100.0}
     ]
-    slowest = query_dicts(conn, "SELECT tool, latency_ms FROM v_slow_calls LIMIT 2")
-    assert slowest == [
-        {"tool": "get_current_time", "latency_ms": 9999.0},
-        {"tool": "get_current_time", "latency_ms": 100.0},
-    ]
+    slowest = query_dicts(conn, "SELECT tool, latency_ms FROM v_slow_calls LIMIT 3")
+    assert [row["latency_ms"] for row in slowest] == [9999.0, 5000.0, 100.0]
 
 
 def test_caps_are_kept_per_day_and_rewritten_only_when_they_change(conn):

@@ -28,7 +28,7 @@ DASHBOARD_PATH = f"/-/dashboards/{DATABASE_NAME}"
 # stopped (a chart query over a long audit must not hold a reader for minutes).
 SETTINGS: dict[str, Any] = {
     "allow_download": False,
-    "sql_time_limit_ms": 3_000,
+    "sql_time_limit_ms": 5_000,
     "default_allow_sql": True,
 }
 
