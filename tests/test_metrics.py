@@ -119,7 +119,10 @@ def samples(text: str) -> dict[str, dict[tuple, float]]:
 
 def expected_calls(db: Path) -> dict[tuple, float]:
     expected: dict[tuple, float] = {}
-    sql = "SELECT server, outcome, count(*) AS n FROM v_audit_outcomes WHERE meta_tool = 'mcp_call_tool' GROUP BY 1, 2"
+    sql = (
+        "SELECT server, outcome, count(*) AS n FROM v_audit_outcomes"
+        " WHERE meta_tool = 'mcp_call_tool' AND outcome <> 'in_flight' GROUP BY 1, 2"
+    )
     for row in rows(db, sql):
         key = (("outcome", row["outcome"]), ("server", labels.server(row["server"], SERVERS)))
         expected[key] = expected.get(key, 0) + row["n"]
@@ -194,13 +197,10 @@ def test_guard_removes_a_value_the_redactor_would_change(monkeypatch):
     assert labels.closed("made_up_outcome", labels.OUTCOMES) == labels.OTHER
 
 
-def test_a_call_in_flight_counts_once_it_finishes_and_totals_survive_a_restart(metrics_db):
-    fill(metrics_db)
-    collector = RouterCollector(metrics_db, lambda: SERVERS)
-    before = samples(scrape(collector))["context_router_calls_total"]
-    conn = connect(metrics_db)
+def start_call(db: Path) -> int:
+    conn = connect(db)
     try:
-        row = audit.start(
+        return audit.start(
             conn,
             session_id="s2",
             role="staff-backend",
@@ -209,11 +209,29 @@ def test_a_call_in_flight_counts_once_it_finishes_and_totals_survive_a_restart(m
             arguments={},
             within_s=60.0,
         )
-        in_flight = samples(scrape(collector))["context_router_calls_total"]
-        assert in_flight == before  # not final yet: not counted
+    finally:
+        conn.close()
+
+
+def finish_call(db: Path, row: int) -> None:
+    conn = connect(db)
+    try:
         audit.finish(conn, row, outcome="ok", latency_ms=5.0, error=None)
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("started", ["before the first scrape", "between two scrapes"])
+def test_a_call_in_flight_counts_once_it_finishes_and_totals_survive_a_restart(metrics_db, started):
+    fill(metrics_db)
+    row = start_call(metrics_db) if started == "before the first scrape" else None
+    collector = RouterCollector(metrics_db, lambda: SERVERS)
+    before = samples(scrape(collector))["context_router_calls_total"]
+    assert before == expected_calls(metrics_db)  # the call in flight is not counted yet
+    if row is None:
+        row = start_call(metrics_db)
+        assert samples(scrape(collector))["context_router_calls_total"] == before
+    finish_call(metrics_db, row)
     after = samples(scrape(collector))["context_router_calls_total"]
     key = (("outcome", "ok"), ("server", "alpha"))
     assert after[key] == before[key] + 1
@@ -222,6 +240,17 @@ def test_a_call_in_flight_counts_once_it_finishes_and_totals_survive_a_restart(m
     assert (
         samples(scrape(RouterCollector(metrics_db, lambda: SERVERS)))["context_router_calls_total"] == after
     )
+
+
+def test_the_first_scrape_and_row_by_row_scrapes_add_up_the_same(metrics_db):
+    """The grouped read of the history and the incremental one are the same counts."""
+    collector = RouterCollector(metrics_db, lambda: SERVERS)
+    scrape(collector)  # an empty history: every row below is read one by one
+    fill(metrics_db)
+    one_by_one = samples(scrape(collector))
+    grouped = samples(scrape(RouterCollector(metrics_db, lambda: SERVERS)))
+    assert one_by_one == grouped
+    assert sum(grouped["context_router_calls_total"].values()) == 8
 
 
 # --- serve --http ---------------------------------------------------------------------------
