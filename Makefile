@@ -26,13 +26,29 @@ NPM_TEST_TOOLS := \
 	skills@1.7.4 \
 	opencode-ai@1.18.33
 
-.PHONY: install install-core catalog run serve test test-fast lint lock bench model clean
+# The dashboard tests drive a real browser: Debian's chromium package, headless.
+BROWSER_PACKAGE := chromium
+
+.PHONY: install install-core browser catalog run serve test test-fast lint lock bench model clean
 
 # Serving only: the core packages and the core profile's Node backends.
 install-core: $(CORE_STAMP) $(NPM_CORE_STAMP)
 
-# Everything: every extra, the test and bench tools, the Node test tools.
-install: $(DEV_STAMP) $(NPM_DEV_STAMP)
+# Everything: every extra, the test and bench tools, the Node test tools, the browser.
+install: $(DEV_STAMP) $(NPM_DEV_STAMP) browser
+
+# A browser is a system package, not a file this checkout owns: checked every time (a lookup),
+# installed with apt-get where make runs as root on a Debian-like machine (CI), else named.
+browser:
+	@command -v $(BROWSER_PACKAGE) >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    echo "make: installing Debian's $(BROWSER_PACKAGE) (the dashboard tests drive it headless)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGE) < /dev/null; \
+	  else \
+	    echo "make: the dashboard tests need a headless browser: install Debian's '$(BROWSER_PACKAGE)' package" \
+	         "(as root: apt-get install $(BROWSER_PACKAGE))" >&2; \
+	    exit 1; \
+	  fi; }
 
 # The @echo lines are the progress of a first install, which takes minutes with pip quiet
 # (`make run` sends them, like all of make's output, to stderr).

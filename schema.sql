@@ -160,7 +160,12 @@ CREATE TABLE IF NOT EXISTS audit (
     deadline_at TEXT,
     -- a call's target: who decided whether it is read-only ('server', 'router-review',
     -- 'default-mutating'), as the role rule saw it. Version 7.
-    read_only_source TEXT
+    read_only_source TEXT,
+    -- what a search or inspect put in the model's context: its answer's tokens (cl100k, the
+    -- compact JSON the facade sends); and for a search, the callable tools on its page (0: the
+    -- page had nothing the caller could call). NULL on other rows and before version 13.
+    result_tokens    INTEGER,
+    page_tools       INTEGER
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit(started_at);
@@ -738,3 +743,293 @@ END;
 CREATE TRIGGER IF NOT EXISTS catalog_version_example_embeddings_ad AFTER DELETE ON example_embeddings BEGIN
     UPDATE catalog_version SET version = version + 1 WHERE id = 1;
 END;
+
+------------------------------------------------------------------------------------------
+-- Operation: what the dashboard (router/dashboard/) and /metrics (router/metrics/) read, and
+-- what people ask of a router they run for a team. Version 13.
+------------------------------------------------------------------------------------------
+
+-- Every time a breaker opened (closed or half-open → open), written by the triggers below
+-- from the breaker rows themselves, so no code path can open one unrecorded.
+-- kind: 'tool' (a backend tool's breaker) or 'server' (its server's); server: the tool's
+-- server in the catalog at that moment (NULL for a tool no longer there).
+CREATE TABLE IF NOT EXISTS breaker_openings (
+    id                   INTEGER PRIMARY KEY,
+    opened_at            TEXT NOT NULL,
+    kind                 TEXT NOT NULL CHECK (kind IN ('tool', 'server')),
+    name                 TEXT NOT NULL,
+    server               TEXT,
+    consecutive_failures INTEGER NOT NULL,
+    last_error           TEXT
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS breaker_openings_by_server ON breaker_openings(server, opened_at);
+
+CREATE TRIGGER IF NOT EXISTS breaker_opened_ai AFTER INSERT ON breaker
+WHEN new.state = 'open' BEGIN
+    INSERT INTO breaker_openings(opened_at, kind, name, server, consecutive_failures, last_error)
+    VALUES (new.updated_at, 'tool', new.tool, (SELECT server FROM tools WHERE name = new.tool),
+            new.consecutive_failures, new.last_error);
+END;
+
+CREATE TRIGGER IF NOT EXISTS breaker_opened_au AFTER UPDATE OF state ON breaker
+WHEN new.state = 'open' AND old.state <> 'open' BEGIN
+    INSERT INTO breaker_openings(opened_at, kind, name, server, consecutive_failures, last_error)
+    VALUES (new.updated_at, 'tool', new.tool, (SELECT server FROM tools WHERE name = new.tool),
+            new.consecutive_failures, new.last_error);
+END;
+
+CREATE TRIGGER IF NOT EXISTS backend_breaker_opened_ai AFTER INSERT ON backend_breaker
+WHEN new.state = 'open' BEGIN
+    INSERT INTO breaker_openings(opened_at, kind, name, server, consecutive_failures, last_error)
+    VALUES (new.updated_at, 'server', new.server, new.server, new.consecutive_failures, new.last_error);
+END;
+
+CREATE TRIGGER IF NOT EXISTS backend_breaker_opened_au AFTER UPDATE OF state ON backend_breaker
+WHEN new.state = 'open' AND old.state <> 'open' BEGIN
+    INSERT INTO breaker_openings(opened_at, kind, name, server, consecutive_failures, last_error)
+    VALUES (new.updated_at, 'server', new.server, new.server, new.consecutive_failures, new.last_error);
+END;
+
+-- The break-glass caps a call was checked against, per UTC day (the last call of the day's;
+-- router/breakglass/caps.py record): the caps live in a config file, and the spend views
+-- need them beside the money to say how much of a day's cap is gone.
+CREATE TABLE IF NOT EXISTS breakglass_caps (
+    day                     TEXT PRIMARY KEY,
+    day_max_micro_usd       INTEGER NOT NULL,
+    day_max_invocations     INTEGER NOT NULL,
+    session_max_micro_usd   INTEGER NOT NULL,
+    session_max_invocations INTEGER NOT NULL,
+    recorded_at             TEXT NOT NULL
+) STRICT;
+
+-- What each tool definition costs in a prompt: the cl100k tokens of the tool as its server's
+-- tools/list gives it (compact JSON), counted by a catalog load (router/catalog/token_counts.py)
+-- for each definition not counted yet. What attaching the whole catalog would cost is their sum.
+CREATE TABLE IF NOT EXISTS tool_tokens (
+    definition_hash TEXT PRIMARY KEY,
+    tokens          INTEGER NOT NULL CHECK (tokens >= 0)
+) STRICT, WITHOUT ROWID;
+
+-- The same for what the router itself lists: 'meta_tools', its three meta-tools' tools/list.
+CREATE TABLE IF NOT EXISTS surface_tokens (
+    surface    TEXT PRIMARY KEY,
+    tokens     INTEGER NOT NULL CHECK (tokens >= 0),
+    counted_at TEXT NOT NULL
+) STRICT;
+
+DROP VIEW IF EXISTS v_audit_outcomes;
+-- Every audit row with its outcome as v_recent_audit reads it (a 'started' row is 'in_flight'
+-- until its deadline, 'interrupted' after) and the server of its target (NULL when the target
+-- is not a catalog tool): the rows the views below count.
+CREATE VIEW v_audit_outcomes AS
+SELECT a.id, a.started_at, a.finished_at, a.session_id, a.role, a.meta_tool, a.target,
+       t.server,
+       CASE WHEN a.outcome <> 'started' OR a.finished_at IS NOT NULL THEN a.outcome
+            WHEN a.deadline_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') THEN 'in_flight'
+            ELSE 'interrupted' END AS outcome,
+       a.latency_ms, a.error, a.result_tokens, a.page_tools
+FROM audit a
+LEFT JOIN tools t ON t.name = a.target;
+
+DROP VIEW IF EXISTS v_calls_per_hour;
+-- Meta-tool calls per UTC hour of the last 7 days, by meta-tool and outcome. (The views over
+-- recent hours and days read their window through audit_by_time: a year of audit costs them
+-- nothing; bench/operation.py times them on a long history.)
+CREATE VIEW v_calls_per_hour AS
+SELECT substr(started_at, 1, 13) || ':00Z' AS hour, meta_tool, outcome, count(*) AS calls
+FROM v_audit_outcomes
+WHERE started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days')
+GROUP BY hour, meta_tool, outcome
+ORDER BY hour DESC, meta_tool, outcome;
+
+DROP VIEW IF EXISTS v_call_latency;
+-- mcp_call_tool latency per backend server over the last 7 days, over the calls its backend
+-- answered or failed (refusals before forwarding would only dilute it): nearest-rank
+-- percentiles, how the backend does now rather than over its whole history.
+CREATE VIEW v_call_latency AS
+WITH ranked AS (
+    SELECT t.server, a.latency_ms,
+           row_number() OVER (PARTITION BY t.server ORDER BY a.latency_ms) AS n,
+           count(*) OVER (PARTITION BY t.server) AS total
+    FROM audit a
+    JOIN tools t ON t.name = a.target
+    WHERE a.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days')
+      AND a.meta_tool = 'mcp_call_tool' AND a.latency_ms IS NOT NULL
+      AND a.outcome IN ('ok', 'tool_error', 'backend_failed', 'timeout', 'not_completed')
+)
+SELECT server, max(total) AS calls,
+       round(min(CASE WHEN n >= 0.50 * total THEN latency_ms END), 1) AS p50_ms,
+       round(min(CASE WHEN n >= 0.95 * total THEN latency_ms END), 1) AS p95_ms,
+       round(min(CASE WHEN n >= 0.99 * total THEN latency_ms END), 1) AS p99_ms,
+       round(max(latency_ms), 1) AS max_ms
+FROM ranked
+GROUP BY server
+ORDER BY server;
+
+DROP VIEW IF EXISTS v_slow_calls;
+-- Finished mcp_call_tool calls, slowest first: which tool, on which server, how it ended.
+CREATE VIEW v_slow_calls AS
+SELECT id, started_at, session_id, role, target AS tool, server, outcome,
+       round(latency_ms, 1) AS latency_ms, error
+FROM v_audit_outcomes
+WHERE meta_tool = 'mcp_call_tool' AND latency_ms IS NOT NULL
+ORDER BY latency_ms DESC;
+
+DROP VIEW IF EXISTS v_backend_failures;
+-- Which backends fail and since when, per server that calls reached: calls and failures
+-- (the backend failed, hung, crashed, answered isError, or its breaker refused the call),
+-- the last success and failure, failing_since (the first failure after the last success:
+-- NULL while it works), its last error, its breakers now and how often they opened.
+CREATE VIEW v_backend_failures AS
+WITH calls AS MATERIALIZED (
+    SELECT server, started_at, error,
+           outcome IN ('tool_error', 'backend_failed', 'timeout', 'not_completed', 'interrupted',
+                       'missing_program', 'breaker_open') AS failed,
+           outcome = 'ok' AS succeeded
+    FROM v_audit_outcomes
+    WHERE meta_tool = 'mcp_call_tool' AND server IS NOT NULL
+),
+per_server AS (
+    SELECT server, count(*) AS calls, sum(failed) AS failures,
+           max(CASE WHEN succeeded THEN started_at END) AS last_ok_at,
+           max(CASE WHEN failed THEN started_at END) AS last_failure_at
+    FROM calls
+    GROUP BY server
+),
+failing AS (
+    SELECT c.server, min(c.started_at) AS failing_since
+    FROM calls c JOIN per_server p ON p.server = c.server
+    WHERE c.failed AND c.started_at > coalesce(p.last_ok_at, '')
+    GROUP BY c.server
+)
+SELECT p.server, p.calls, p.failures, p.last_ok_at, p.last_failure_at, f.failing_since,
+       (SELECT c.error FROM calls c
+        WHERE c.server = p.server AND c.failed AND c.started_at = p.last_failure_at
+        LIMIT 1) AS last_error,
+       coalesce(bb.state, 'closed') AS server_breaker,
+       (SELECT count(*) FROM breaker b JOIN tools t ON t.name = b.tool
+        WHERE t.server = p.server AND b.state <> 'closed') AS tool_breakers_not_closed,
+       (SELECT count(*) FROM breaker_openings o WHERE o.server = p.server) AS breaker_openings
+FROM per_server p
+LEFT JOIN failing f ON f.server = p.server
+LEFT JOIN backend_breaker bb ON bb.server = p.server
+ORDER BY f.failing_since IS NULL, f.failing_since, p.failures DESC, p.server;
+
+DROP VIEW IF EXISTS v_breaker_openings;
+CREATE VIEW v_breaker_openings AS
+SELECT id, opened_at, kind, name, server, consecutive_failures, last_error
+FROM breaker_openings
+ORDER BY id DESC;
+
+DROP VIEW IF EXISTS v_spend_per_day;
+-- Break-glass money per UTC day against that day's caps (the ones recorded that day, else the
+-- last recorded before it; NULL before any call recorded them). committed is what the day cap
+-- counts: each reservation's settlement, or its whole worst case while it is open.
+CREATE VIEW v_spend_per_day AS
+WITH days AS (
+    SELECT substr(at, 1, 10) AS day,
+           count(DISTINCT invocation_id) AS invocations,
+           count(DISTINCT CASE WHEN kind = 'reservation' THEN invocation_id END) AS calls,
+           count(DISTINCT CASE WHEN kind = 'refusal' THEN invocation_id END) AS refusals,
+           coalesce(sum(CASE WHEN kind = 'settlement' THEN micro_usd END), 0) AS spent_micro_usd,
+           coalesce(sum(CASE WHEN kind = 'reservation' THEN coalesce(
+               (SELECT s.micro_usd FROM cost_ledger s
+                WHERE s.invocation_id = cost_ledger.invocation_id AND s.kind = 'settlement'),
+               micro_usd) END), 0) AS committed_micro_usd
+    FROM cost_ledger
+    GROUP BY day
+)
+SELECT d.day, d.invocations, d.calls, d.refusals, d.spent_micro_usd, d.committed_micro_usd,
+       c.day_max_micro_usd, c.day_max_invocations,
+       c.day_max_micro_usd - d.committed_micro_usd AS left_micro_usd,
+       printf('%.4f', d.spent_micro_usd / 1e6) AS spent_usd,
+       CASE WHEN c.day_max_micro_usd IS NULL THEN NULL
+            ELSE printf('%.2f', c.day_max_micro_usd / 1e6) END AS day_cap_usd
+FROM days d
+LEFT JOIN breakglass_caps c ON c.day = (SELECT max(day) FROM breakglass_caps WHERE day <= d.day)
+ORDER BY d.day DESC;
+
+DROP VIEW IF EXISTS v_spend_today;
+-- Today (UTC) against the caps, one row even on a day without a call.
+CREATE VIEW v_spend_today AS
+WITH today AS (SELECT strftime('%Y-%m-%d', 'now') AS day)
+SELECT t.day, coalesce(d.calls, 0) AS calls, coalesce(d.refusals, 0) AS refusals,
+       coalesce(d.spent_micro_usd, 0) AS spent_micro_usd,
+       coalesce(d.committed_micro_usd, 0) AS committed_micro_usd,
+       c.day_max_micro_usd, c.day_max_invocations,
+       c.day_max_micro_usd - coalesce(d.committed_micro_usd, 0) AS left_micro_usd,
+       c.day_max_invocations - coalesce(d.calls, 0) AS calls_left,
+       c.session_max_micro_usd, c.session_max_invocations,
+       printf('%.4f', coalesce(d.spent_micro_usd, 0) / 1e6) AS spent_usd,
+       CASE WHEN c.day_max_micro_usd IS NULL THEN NULL
+            ELSE printf('%.2f', c.day_max_micro_usd / 1e6) END AS day_cap_usd
+FROM today t
+LEFT JOIN v_spend_per_day d ON d.day = t.day
+LEFT JOIN breakglass_caps c ON c.day = (SELECT max(day) FROM breakglass_caps WHERE day <= t.day);
+
+DROP VIEW IF EXISTS v_searches_nothing_callable;
+-- Searches whose page held no tool the caller could call (nothing matched, or only tools that
+-- cannot be called here). The query itself is never stored; equal queries share args_hash.
+CREATE VIEW v_searches_nothing_callable AS
+SELECT id, started_at, session_id, role, args_hash, result_tokens
+FROM audit
+WHERE meta_tool = 'mcp_search_tools' AND page_tools = 0
+ORDER BY id DESC;
+
+DROP VIEW IF EXISTS v_searches_per_hour;
+-- Searches per UTC hour of the last 7 days.
+CREATE VIEW v_searches_per_hour AS
+SELECT substr(started_at, 1, 13) || ':00Z' AS hour,
+       count(*) AS searches,
+       coalesce(sum(page_tools = 0), 0) AS nothing_callable,
+       coalesce(sum(outcome <> 'ok'), 0) AS refused,
+       coalesce(sum(result_tokens), 0) AS page_tokens
+FROM audit
+WHERE started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-7 days') AND meta_tool = 'mcp_search_tools'
+GROUP BY hour
+ORDER BY hour DESC;
+
+DROP VIEW IF EXISTS v_catalog_tokens;
+-- What attaching every tool of the catalog directly would put in each prompt, against the
+-- router's own tools/list. tools_counted < tools: a catalog not loaded since version 13.
+CREATE VIEW v_catalog_tokens AS
+SELECT (SELECT count(*) FROM tools) AS tools,
+       (SELECT count(*) FROM tools t JOIN tool_tokens k ON k.definition_hash = t.definition_hash)
+           AS tools_counted,
+       (SELECT coalesce(sum(k.tokens), 0) FROM tools t
+        JOIN tool_tokens k ON k.definition_hash = t.definition_hash) AS catalog_tokens,
+       (SELECT tokens FROM surface_tokens WHERE surface = 'meta_tools') AS meta_tools_tokens;
+
+DROP VIEW IF EXISTS v_tokens_per_session;
+-- Per session: what the router put in the model's context (its tools/list, every search page
+-- and inspected schema) against what attaching the whole current catalog would have (its
+-- tools' definitions). Call results are left out of both: the same either way.
+CREATE VIEW v_tokens_per_session AS
+SELECT s.session_id, s.first_at, s.last_at, s.searches, s.inspects, s.calls,
+       coalesce(c.meta_tools_tokens, 0) + s.answer_tokens AS tokens_served,
+       c.catalog_tokens AS full_catalog_tokens,
+       c.catalog_tokens - coalesce(c.meta_tools_tokens, 0) - s.answer_tokens AS tokens_saved
+FROM (
+    SELECT session_id, min(started_at) AS first_at, max(started_at) AS last_at,
+           coalesce(sum(meta_tool = 'mcp_search_tools'), 0) AS searches,
+           coalesce(sum(meta_tool = 'mcp_inspect_schema'), 0) AS inspects,
+           coalesce(sum(meta_tool = 'mcp_call_tool'), 0) AS calls,
+           coalesce(sum(result_tokens), 0) AS answer_tokens
+    FROM audit
+    WHERE meta_tool IN ('mcp_search_tools', 'mcp_inspect_schema', 'mcp_call_tool')
+    GROUP BY session_id
+) s
+CROSS JOIN v_catalog_tokens c
+ORDER BY s.first_at DESC;
+
+DROP VIEW IF EXISTS v_tokens_saved;
+-- All sessions together: the headline figure, from this router's own use.
+CREATE VIEW v_tokens_saved AS
+SELECT count(*) AS sessions,
+       coalesce(sum(tokens_served), 0) AS tokens_served,
+       coalesce(sum(full_catalog_tokens), 0) AS full_catalog_tokens,
+       coalesce(sum(tokens_saved), 0) AS tokens_saved,
+       CASE WHEN sum(full_catalog_tokens) > 0
+            THEN round(100.0 * sum(tokens_saved) / sum(full_catalog_tokens), 1) END AS saved_percent
+FROM v_tokens_per_session;

@@ -22,6 +22,7 @@ BENCHES = [
     "bench.static_encode",
     "bench.install_size",
     "bench.node_size",
+    "bench.operation",
 ]
 SIZES = (1_000, 10_000, 100_000, 250_000)
 

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "break-glass": "router.commands.breakglass",
     "prices": "router.commands.prices",
     "serve": "router.commands.serve",
+    "dashboard": "router.commands.dashboard",
     "harvest": "router.commands.harvest",
     "skills": "router.commands.skills",
     "prompt": "router.commands.prompt",

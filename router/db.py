@@ -19,7 +19,7 @@ from router.errors import MissingDatabaseError, SchemaVersionError
 from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -167,6 +167,14 @@ DROP TABLE IF EXISTS tools_fts_instances;
 DROP TABLE IF EXISTS tools_fts;
 """
 REBUILD_SEARCH_INDEX = "INSERT INTO tools_fts(tools_fts) VALUES ('rebuild')"
+# Version 13: what the dashboard and /metrics read. The audit's result_tokens and page_tools
+# (a search's page tokens and callable tools); breaker_openings (with triggers on the breaker
+# tables), breakglass_caps, tool_tokens and surface_tokens are new tables, and the views over
+# them new views: schema.sql creates them.
+ADD_AUDIT_RESULT_TOKENS = """
+ALTER TABLE audit ADD COLUMN result_tokens INTEGER;
+ALTER TABLE audit ADD COLUMN page_tools INTEGER;
+"""
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
@@ -177,6 +185,7 @@ UPGRADES: dict[int, str] = {
     5: REBUILD_BREAKGLASS_TABLES,
     7: ADD_READ_ONLY_SOURCE_AND_ARG_VALIDATOR,
     12: ADD_TOOL_EXAMPLES_AND_DEPRECATION,
+    13: ADD_AUDIT_RESULT_TOKENS,
 }
 # The statements bringing a file to version N that need schema.sql's objects, run after it.
 REBUILDS: dict[int, str] = {12: REBUILD_SEARCH_INDEX}

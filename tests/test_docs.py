@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import tiktoken
+import yaml
 
 from router.agents.roles import ROLE_MATRIX
 from router.backends.servers import load_servers
@@ -62,6 +63,10 @@ NOT_RUNNABLE = {
     "harvest beside it runs, and tests/test_facade_harvest.py harvests into a copy",
     r"CONTEXT_ROUTER_DB=\S+ OPENCODE_CONFIG=\S+ opencode": "starts OpenCode's interactive "
     "terminal UI; tests/test_configs_opencode.py runs the real opencode on this config",
+    r"pip install .*context-router\[dashboard\].*": "needs PyPI; make install installs every extra "
+    "from the lock file, and tests/test_install.py installs the built wheel",
+    r"context-router dashboard": "serves the web dashboard until stopped; tests/test_dashboard.py "
+    "starts it on a free port and loads every page of it in Chromium",
     r"cd /path/to/workspace && .* agentgateway -f .*": "agentgateway cannot be installed here "
     "(no package in the registries this machine reaches); tests/test_configs_gateway.py "
     "validates its config against the published schema and evaluates every rule with CEL",
@@ -354,7 +359,7 @@ def test_every_fenced_block_says_its_language_or_is_not_shell():
             if block.language == "":
                 assert not re.search(r"^(context-router|make|sqlite3) ", block.body, re.M), relative(path)
             else:
-                assert block.language in {*SHELL_LANGUAGES, "json", "toml", "python"}, relative(path)
+                assert block.language in {*SHELL_LANGUAGES, "json", "toml", "python", "yaml"}, relative(path)
 
 
 @pytest.mark.slow
@@ -385,6 +390,11 @@ def test_servers_file_examples_load_over_the_shipped_file(index, tmp_path):
     servers = load_servers([SHIPPED_SERVERS_FILE, example])  # raises on any field it does not know
     for name, table in declared.items():
         assert (name in servers.servers) != (table.get("enabled") is False), f"{relative(path)}: {name}"
+
+
+def test_yaml_examples_parse():
+    for path, body in _blocks("yaml"):
+        assert isinstance(yaml.safe_load(body), dict), relative(path)
 
 
 def test_json_examples_parse():

@@ -443,7 +443,8 @@ def test_version_3_file_learns_who_decided_read_only_and_keeps_its_rows(db_path,
     ).fetchone()[0]
     assert sources == {"server": with_hint, "default-mutating": 183 - with_hint}
     assert conn.execute("SELECT DISTINCT arg_validator FROM tools").fetchall() == [("draft2020-12",)]
-    assert audit_columns(conn)[-1] == "read_only_source"
+    # version 7 appended read_only_source, version 13 the token accounting after it
+    assert audit_columns(conn)[-3:] == ["read_only_source", "result_tokens", "page_tools"]
     assert conn.execute("SELECT target, read_only_source FROM audit ORDER BY id").fetchall() == [
         ("whoami", None),
         ("hang_forever", None),

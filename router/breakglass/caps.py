@@ -40,6 +40,24 @@ FROM cost_ledger r
 WHERE r.kind = 'reservation' AND r.at >= :day_start AND r.at < :day_end
 """
 
+# The caps a call is checked against, kept per day beside the money (v_spend_per_day): the
+# config file they come from may change, and the dashboard reads the database alone.
+RECORD_CAPS = """
+INSERT INTO breakglass_caps(day, day_max_micro_usd, day_max_invocations, session_max_micro_usd,
+                            session_max_invocations, recorded_at)
+VALUES (:day, :day_max_micro, :day_max_invocations, :session_max_micro, :session_max_invocations,
+        :recorded_at)
+ON CONFLICT(day) DO UPDATE SET
+    day_max_micro_usd = excluded.day_max_micro_usd,
+    day_max_invocations = excluded.day_max_invocations,
+    session_max_micro_usd = excluded.session_max_micro_usd,
+    session_max_invocations = excluded.session_max_invocations,
+    recorded_at = excluded.recorded_at
+WHERE (day_max_micro_usd, day_max_invocations, session_max_micro_usd, session_max_invocations)
+   IS NOT (excluded.day_max_micro_usd, excluded.day_max_invocations,
+           excluded.session_max_micro_usd, excluded.session_max_invocations)
+"""
+
 
 @dataclass(frozen=True)
 class Caps:
@@ -74,6 +92,22 @@ def usage(conn: apsw.Connection, session_id: str, now: datetime | None = None) -
     day_calls, day_committed = one_row(conn, DAY_USAGE, {"day_start": start, "day_end": end})
     figures = "" if overrun is None else _overrun_figures(conn, overrun)
     return Usage(session_id, calls, committed, overrun, day, day_calls, day_committed, figures)
+
+
+def record(conn: apsw.Connection, use: Usage, caps: Caps) -> None:
+    """Keep the caps `use`'s day was checked against (a row per day, rewritten only when they
+    change); inside the reservation's transaction."""
+    conn.execute(
+        RECORD_CAPS,
+        {
+            "day": use.day,
+            "day_max_micro": caps.day_max_micro,
+            "day_max_invocations": caps.day_max_invocations,
+            "session_max_micro": caps.session_max_micro,
+            "session_max_invocations": caps.session_max_invocations,
+            "recorded_at": clock.utc_now_iso(),
+        },
+    )
 
 
 def _overrun_figures(conn: apsw.Connection, invocation_id: int) -> str:

@@ -285,6 +285,7 @@ def reserve(
         if token is not None:
             refusal = confirm_tokens.problem(conn, token, fingerprint, worst_case)
         use = capsmod.usage(conn, session_id)
+        capsmod.record(conn, use, caps)
         # a stopped session or a spent call count first: waiting would not change them
         if refusal is None:
             refusal = capsmod.call_refusal(use, caps)

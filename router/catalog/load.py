@@ -6,8 +6,8 @@ bad file leaves the old catalog whole and reloading the same input changes nothi
 """
 
 import json
-from collections.abc import Collection
-from dataclasses import astuple, dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 import apsw
@@ -21,6 +21,7 @@ from router.catalog.sources import (
     read_user_catalog,
     seeds_by_server,
 )
+from router.catalog.token_counts import count_catalog_tokens
 from router.clock import utc_now_iso
 from router.errors import SeedError
 from router.hashing import content_hash
@@ -79,6 +80,8 @@ class CatalogInput:
     tools: tuple[ToolRow, ...]
     # what lenient inputs skipped or let through
     notes: tuple[str, ...] = ()
+    # each tool definition as its server lists it, by definition hash (what token_counts counts)
+    definitions: Mapping[str, CatalogTool] = field(default_factory=dict, compare=False)
 
     def input_hash(self) -> str:
         return content_hash(
@@ -181,6 +184,7 @@ def build_catalog_input(
     servers: dict[str, ServerRow] = {}
     tools: dict[str, ToolRow] = {}
     tool_origin: dict[str, str] = {}
+    definitions: dict[str, CatalogTool] = {}
 
     def add_server(row: ServerRow) -> None:
         existing = servers.get(row.name)
@@ -195,7 +199,7 @@ def build_catalog_input(
             )
         servers.setdefault(row.name, row)
 
-    def add_tool(row: ToolRow, origin: str, lenient: bool) -> None:
+    def add_tool(row: ToolRow, tool: CatalogTool, origin: str, lenient: bool) -> None:
         if row.name in tools:
             message = f"tool {row.name!r} is already in the catalog from {tool_origin[row.name]}"
             if lenient:
@@ -204,6 +208,7 @@ def build_catalog_input(
             raise SeedError(f"{origin}: {message}; give one server a toolPrefix")
         tools[row.name] = row
         tool_origin[row.name] = origin
+        definitions[row.definition_hash] = tool
 
     for seed, origin in seeds:
         add_server(ServerRow(seed.server, seed.profile, seed.source, origin))
@@ -216,7 +221,7 @@ def build_catalog_input(
                 catalog_name=seed.toolPrefix + tool.name,
                 replaced_by=server_replacement(tool, names, seed.toolPrefix),
             )
-            add_tool(row, origin, lenient)
+            add_tool(row, tool, origin, lenient)
 
     for lines, origin in user_catalogs:
         default_server = Path(origin).stem
@@ -234,12 +239,13 @@ def build_catalog_input(
                 catalog_name=line.name,
                 replaced_by=server_replacement(line, names_by_server[server]),
             )
-            add_tool(row, f"{origin}: tool #{number}", lenient)
+            add_tool(row, line, f"{origin}: tool #{number}", lenient)
 
     return CatalogInput(
         servers=tuple(sorted(servers.values(), key=lambda s: s.name)),
         tools=tuple(sorted(tools.values(), key=lambda t: t.name)),
         notes=tuple(notes.lines),
+        definitions=definitions,
     )
 
 
@@ -344,6 +350,7 @@ def replace_catalog(
                 conn.execute(DELETE_SERVER, {"name": name})
         conn.execute(DELETE_UNUSED_PROFILES)
         embedding = embed_catalog(conn, model)
+        count_catalog_tokens(conn, catalog.definitions)
 
         per_profile = {str(profile): int(tools) for profile, tools in conn.execute(SELECT_TOOLS_PER_PROFILE)}
         if added or changed or removed:

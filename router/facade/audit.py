@@ -66,9 +66,9 @@ UPDATE audit SET deadline_at = :deadline_at WHERE id = :id AND finished_at IS NU
 
 INSERT_FINISHED = """
 INSERT INTO audit(started_at, finished_at, session_id, role, meta_tool, target, args_hash,
-                  outcome, latency_ms, error, pid)
+                  outcome, latency_ms, error, pid, result_tokens, page_tools)
 VALUES (:started_at, :finished_at, :session_id, :role, :meta_tool, :target, :args_hash,
-        :outcome, :latency_ms, :error, :pid)
+        :outcome, :latency_ms, :error, :pid, :result_tokens, :page_tools)
 """
 
 
@@ -167,11 +167,14 @@ def record(
     error: str | None,
     started_at: str | None = None,
     finished_at: str | None = None,
+    result_tokens: int | None = None,
+    page_tools: int | None = None,
 ) -> None:
     """One finished row, for meta-tools that answer from the catalog (nothing to interrupt)
     and calls refused before their 'started' row could be written. Pass the times when the
     row may be queued behind another process's lock (it is written later); without them it
-    is stamped now, and started_at defaults to finished_at."""
+    is stamped now, and started_at defaults to finished_at. result_tokens: the tokens of the
+    answer the model got (search, inspect); page_tools: a search page's callable tools."""
     finished_at = finished_at or utc_now_iso()
     conn.execute(
         INSERT_FINISHED,
@@ -182,5 +185,7 @@ def record(
             "outcome": outcome,
             "latency_ms": latency_ms,
             "error": _clipped(error),
+            "result_tokens": result_tokens,
+            "page_tools": page_tools,
         },
     )

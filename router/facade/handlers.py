@@ -30,7 +30,14 @@ from router.facade.definitions import (
     InspectSchemaArgs,
     SearchToolsArgs,
 )
-from router.facade.search_page import found_nothing, note_not_searched, page_for_query
+from router.facade.search_page import (
+    compact_json,
+    found_nothing,
+    note_not_searched,
+    page_for_query,
+    page_tokens,
+)
+from router.tokens import count_tokens
 from router.validation import all_field_errors
 
 # Validation errors listed back to the model; more is noise.
@@ -98,6 +105,10 @@ class _CatalogCallRecord:
     target: str | None = None
     # servers to start in the background once the answer is given (search only)
     wake: list[str] = field(default_factory=list)
+    # what the answer cost the model (its tokens as sent) and, for a search, the callable
+    # tools on its page: the audit row's token accounting (v_tokens_per_session)
+    result_tokens: int | None = None
+    page_tools: int | None = None
 
 
 Answer = Callable[[apsw.Connection, FacadeContext, Any, _CatalogCallRecord], dict[str, Any]]
@@ -131,6 +142,8 @@ async def _audited_catalog_call(
             latency_ms=elapsed_ms(started),
             error=error,
             finished_at=utc_now_iso(),
+            result_tokens=record.result_tokens,
+            page_tools=record.page_tools,
         )
 
 
@@ -169,6 +182,7 @@ def _search_answer(
         page["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
     if ctx.wake_on_search and page["tools"]:
         record.wake = _servers_to_wake(conn, page["tools"][0]["name"])
+    record.result_tokens, record.page_tools = page_tokens(page), len(page["tools"])
     return page
 
 
@@ -210,4 +224,6 @@ def _inspect_answer(
         definition = inspect_tool(conn, parsed.toolName)
     except UnknownToolError as exc:
         raise ToolCallError(str(exc), audit.UNKNOWN_TOOL) from None
-    return note_not_searched(definition, ctx.pool.config.search, ctx.unavailable(conn))
+    answer = note_not_searched(definition, ctx.pool.config.search, ctx.unavailable(conn))
+    record.result_tokens = count_tokens(compact_json(answer))
+    return answer

@@ -39,6 +39,7 @@ from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
+from router.metrics.endpoint import with_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -318,8 +319,15 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         security,
         _audit_unreadable(states),
     )
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    served = with_metrics(app, options.db_path, lambda: _configured_servers(states, options))
+    config = uvicorn.Config(served, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
+
+
+def _configured_servers(states: list[RouterState], options: ServeOptions) -> set[str]:
+    """The backend servers the servers config declares now (a metric label's only values)."""
+    config = states[0].pool.config if states else options.servers
+    return set(config.servers)
 
 
 def clock_with_offset() -> Callable[[], float]:

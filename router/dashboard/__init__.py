@@ -1,0 +1,1 @@
+"""`context-router dashboard`: a read-only Datasette over the router's SQLite file."""
