@@ -20,6 +20,7 @@ BENCHES = [
     "bench.page_tokens",
     "bench.static_encode",
     "bench.install_size",
+    "bench.redaction",
 ]
 SIZES = (1_000, 10_000, 100_000, 250_000)
 
