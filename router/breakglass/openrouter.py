@@ -16,6 +16,7 @@ import httpx
 
 from router.breakglass.pricing import usd_text_to_micro_ceil
 from router.errors import RouterError
+from router.redact import redacted
 
 BASE_URL_ENV = "OPENROUTER_BASE_URL"
 API_KEY_ENV = "OPENROUTER_API_KEY"
@@ -39,7 +40,8 @@ class ProviderError(Exception):
     """
 
     def __init__(self, kind: str, message: str, *, charged_unknown: bool = False):
-        super().__init__(message)
+        # the provider's own words (an error that quotes the request) go into the ledger
+        super().__init__(redacted(message))
         self.kind = kind
         self.charged_unknown = charged_unknown
 
