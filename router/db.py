@@ -19,7 +19,7 @@ from router.errors import MissingDatabaseError, SchemaVersionError
 from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 14
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -150,6 +150,15 @@ ALTER TABLE audit ADD COLUMN read_only_source TEXT;
 # Version 11: tools_fts_instances, the FTS5 vocabulary table of every term's hits, which
 # search reads postings from. A virtual table over the existing index: nothing to rebuild.
 
+# Version 14: breakglass_invocations.process_started, lease_beats and lease_seconds: a lease is
+# judged by its owner's process and its renewals, not by comparing another process's wall
+# clock with the owner's (an hour's clock step made a live call look dead).
+ADD_LEASE_HEARTBEAT = """
+ALTER TABLE breakglass_invocations ADD COLUMN process_started TEXT;
+ALTER TABLE breakglass_invocations ADD COLUMN lease_beats INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE breakglass_invocations ADD COLUMN lease_seconds REAL;
+"""
+
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
 # by N. They run before schema.sql, whose views may already read what they add.
@@ -158,6 +167,7 @@ UPGRADES: dict[int, str] = {
     3: ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE,
     5: REBUILD_BREAKGLASS_TABLES,
     7: ADD_READ_ONLY_SOURCE_AND_ARG_VALIDATOR,
+    14: ADD_LEASE_HEARTBEAT,
 }
 
 # apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
