@@ -3,6 +3,7 @@ its stdout, its error, a traceback's message), and the router's stderr is a log 
 carry a secret (router/redact.py)."""
 
 import logging
+import threading
 
 from router.redact import Redactor, redacted
 
@@ -21,6 +22,14 @@ class RedactingFilter(logging.Filter):
                 trace = trace[-MAX_TRACEBACK_CHARS:].partition("\n")[2]
             record.exc_text, record.exc_info = Redactor().text(trace), None
         return True
+
+
+def prepare_redaction() -> None:
+    """For `serve`: the log lines redacted from now on, and the redactor's patterns (detect-
+    secrets' plugins, a tenth of a second or more to import and compile) loaded in the
+    background, so the first error redacted on the event loop does not wait for them."""
+    redact_logs()
+    threading.Thread(target=Redactor().text, args=("",), name="load-redactor", daemon=True).start()
 
 
 def redact_logs(logger: logging.Logger | None = None) -> None:
