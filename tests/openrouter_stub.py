@@ -11,6 +11,7 @@ response_format, else the model id) a queue of behaviours, 'ok' once the queue i
 `charge_usd` bills every request one amount; `hold()` keeps requests waiting until `release()`.
 """
 
+import itertools
 import json
 import math
 import threading
@@ -62,6 +63,8 @@ class OpenRouterStub:
         self.generations: dict[str, float] = {}
         # billed, but not known to the lookup yet (publish_generations) or ever
         self.unpublished: dict[str, float] = {}
+        # each answer's generation id is its own, however many are answered at once
+        self._generation_numbers = itertools.count(1)
         self.api_key = api_key
         self.slow_seconds = slow_seconds
         # added to every answer, so parallel callers overlap
@@ -169,7 +172,7 @@ class OpenRouterStub:
             cost = self._cost(body["model"], prompt_tokens, completion_tokens)
             model = body["model"]
         response = {
-            "id": f"gen-{len(self.requests)}",
+            "id": f"gen-{next(self._generation_numbers)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
