@@ -285,8 +285,10 @@ CREATE TABLE IF NOT EXISTS model_prices (
 -- One row per break_glass call, refused or not. The problem is stored only after secrets
 -- were removed from it; it is what later calls search for "earlier similar problems".
 -- A call in progress holds a lease (its process, host and lease_expires_at, renewed while
--- it runs): a call whose process is gone or whose lease expired is resolved by the next
--- ledger write, as 'interrupted'.
+-- it runs, each renewal counted in lease_beats): a call whose process is gone (on the same
+-- host: its pid and process_started tell) or whose renewals stopped (lease_beats unchanged
+-- for lease_seconds, on the reader's own steady clock) is resolved by the next ledger write,
+-- as 'interrupted' (router/breakglass/leases.py).
 CREATE TABLE IF NOT EXISTS breakglass_invocations (
     id                   INTEGER PRIMARY KEY,
     session_id           TEXT NOT NULL,
@@ -316,7 +318,13 @@ CREATE TABLE IF NOT EXISTS breakglass_invocations (
     host                 TEXT NOT NULL DEFAULT '',
     lease_expires_at     TEXT,
     -- max_tokens sent with every model call (lowered below the config's cap to fit a limit)
-    output_cap_tokens    INTEGER
+    output_cap_tokens    INTEGER,
+    -- the owner's process start time (/proc/PID/stat, clock ticks since boot): with pid, which
+    -- process it is, however the pid is recycled; NULL where the host has no /proc
+    process_started      TEXT,
+    -- renewals of the lease so far, and how often it promised one (every lease_seconds / 3)
+    lease_beats          INTEGER NOT NULL DEFAULT 0,
+    lease_seconds        REAL
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS breakglass_invocations_by_session

@@ -23,6 +23,7 @@ BENCHES = [
     "bench.install_size",
     "bench.node_size",
     "bench.operation",
+    "bench.redaction",
 ]
 SIZES = (1_000, 10_000, 100_000, 250_000)
 

@@ -19,7 +19,7 @@ from router.errors import MissingDatabaseError, SchemaVersionError
 from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -175,6 +175,14 @@ ADD_AUDIT_RESULT_TOKENS = """
 ALTER TABLE audit ADD COLUMN result_tokens INTEGER;
 ALTER TABLE audit ADD COLUMN page_tools INTEGER;
 """
+# Version 14: breakglass_invocations.process_started, lease_beats and lease_seconds: a lease is
+# judged by its owner's process and its renewals, not by comparing another process's wall
+# clock with the owner's (an hour's clock step made a live call look dead).
+ADD_LEASE_HEARTBEAT = """
+ALTER TABLE breakglass_invocations ADD COLUMN process_started TEXT;
+ALTER TABLE breakglass_invocations ADD COLUMN lease_beats INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE breakglass_invocations ADD COLUMN lease_seconds REAL;
+"""
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
@@ -186,6 +194,7 @@ UPGRADES: dict[int, str] = {
     7: ADD_READ_ONLY_SOURCE_AND_ARG_VALIDATOR,
     12: ADD_TOOL_EXAMPLES_AND_DEPRECATION,
     13: ADD_AUDIT_RESULT_TOKENS,
+    14: ADD_LEASE_HEARTBEAT,
 }
 # The statements bringing a file to version N that need schema.sql's objects, run after it.
 REBUILDS: dict[int, str] = {12: REBUILD_SEARCH_INDEX}

@@ -22,19 +22,20 @@ A dotenv file (`.env`, `.env.*`, `.envrc`) loses every value, multi-line ones in
 import base64
 import binascii
 import io
+import math
 import os
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from router.extras import require
+from router.regex_literals import Literals, required_literals
+from router.secret_shapes import remove_shapes
 
 REDACTED = "[REDACTED]"
-
-# detect-secrets plugins that find no secret (public IPs), only flag a line (the private-key
-# header: blocks are removed whole below) or need a file's context (keywords: ours follow)
-NOT_SECRET_SHAPES = {"IPPublicDetector", "PrivateKeyDetector", "KeywordDetector"}
 
 PRIVATE_KEY_BLOCK = re.compile(
     r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----.*?(?:-----END \1-----|\Z)", re.S
@@ -47,23 +48,37 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("google api key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
     ("bearer token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*")),
 )
+# A URL (any scheme: https, wss, postgres, ...) and its query or fragment parameters
+# (`?api_key=…&x=1`, `#access_token=…`): the assignment patterns see a whole URL as one value
+# after `https:`, so they never look inside it. The scheme is read from the start of a run.
+URL = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*+://[^\s\"'<>`]++")
+URL_PARAMETER = re.compile(r"(?<=[?&#;])(?P<name>[^=&#;?/]++)=(?P<value>[^&#;]*+)")
+# query parameter names that hold a secret besides the secret-named ones (secret_name)
+URL_SECRET_PARAMETERS = frozenset({"key", "sig", "apikey", "api-key", "pass", "pw"})
 # `Authorization: Basic <base64>`, `Proxy-Authorization: Bearer x`, in a header or a -H argument
 AUTH_HEADER = re.compile(
     r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][A-Za-z0-9_-]*[ \t]+)?)([^\s\"',]+)"
 )
 COOKIE_HEADER = re.compile(r"(?im)(\b(?:set-)?cookie\s*:\s*)(.+)$")
-CURL_USER = re.compile(r"(?:(?<=\s)|^)((?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)([^\s\"']+)")
+# (the `-` first, its space or the text's start checked behind it: the search skips to each `-`)
+CURL_USER = re.compile(r"(-(?<![^\s]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:)([^\s\"']+)")
 NETRC_PASSWORD = re.compile(r"(?im)^(?=.*\b(?:machine|default|login)\b)(.*?\bpassword[ \t]+)(\S+)")
 
-NAME = r"[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"']?"
-ASSIGN = r"\s*(?<![=!<>])(?::=|=>|=|:)(?![=:])\s*"
-# a quoted value, whole: spaces and line breaks included (a multi-line PEM in quotes)
+# A name is a whole run of name characters, taken from the run's start only: a pattern that
+# may start anywhere in the run rescans it from every start (quadratic in its length).
+NAME = r"[\"']?(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z0-9_.\-]++)[\"']?"
+ASSIGN = r"\s*+(?<![=!<>])(?::=|=>|=|:)(?![=:])\s*+"
+# a quoted value, whole: spaces and line breaks included (a multi-line PEM in quotes); one
+# whose closing quote never comes (a line cut short) runs to the end of the text
 QUOTED = re.compile(
-    NAME + ASSIGN + r"(?P<quote>[\"'`])(?P<value>(?:\\.|(?!(?P=quote)).){1,8192}?)(?P=quote)", re.S
+    NAME + ASSIGN + r"(?P<quote>[\"'`])(?P<value>(?:\\.|(?!(?P=quote)).){1,8192}?)(?:(?P=quote)|\Z)", re.S
 )
 # a line that is only `name = value`: the value is the rest of the line, spaces included
+# (word by word, each run of spaces looked at once, its trailing spaces left out)
 LINE = re.compile(
-    r"(?m)^[ \t]*(?:export[ \t]+)?" + NAME + r"[ \t]*(?:=|:)[ \t]*(?P<value>[^\s\"'`].*?)[ \t]*$"
+    r"(?m)^[ \t]*+(?:export[ \t]+)?"
+    + NAME
+    + r"[ \t]*+(?:=|:)[ \t]*+(?P<value>[^\s\"'`](?:[ \t]*+[^ \t\n])*+)[ \t]*$"
 )
 # anywhere else, one unquoted word
 INLINE = re.compile(NAME + ASSIGN + r"(?P<value>[^\s\"'`,;()\[\]{}]{4,})")
@@ -80,7 +95,7 @@ HARMLESS_VALUE = re.compile(
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # `password hunter2` in prose or a pasted shell line: the word after it, when it looks like one
-PROSE_PASSWORD = re.compile(r"(?i)(\b(?:password|passwd|passphrase|pwd)[ \t]+)(?=\S*[0-9!@#$%^&*])(\S{6,})")
+PROSE_PASSWORD = re.compile(r"(?i)(\b(?:password|passwd|passphrase|pwd)[ \t]++)(?=\S*[0-9!@#$%^&*])(\S{6,})")
 # `my password is correct horse battery staple`, `the wifi password for the lab is x y z`, `I set
 # my PIN to 4821`: a secret told in prose, its value running to the end of the clause (a
 # sentence's end, a line break, a table cell's end); a comma does not end it, since a
@@ -93,25 +108,34 @@ POSSESSIVE = r"(?:my|our|your|his|her|their)"
 PROSE_SET = (
     r"(?:set|changed?|reset|updated?)[ \t]+(?:"
     + POSSESSIVE
-    + r"|the)[ \t]+(?:[\w-]+[ \t]+)?"
+    + r"|the)[ \t]++(?:[\w-]++[ \t]++)?"
     + PROSE_NOUN
-    + r"[ \t]+to"
+    + r"[ \t]++to"
 )
 # `my password is`, `the password for the staging db was`: with its possessive, when it has one
 PROSE_TOLD = (
     r"(?:"
     + POSSESSIVE
-    + r"[ \t]+(?:[\w-]+[ \t]+)?)?"
+    + r"[ \t]++(?:[\w-]++[ \t]++)?)?"
     + PROSE_NOUN
-    + r"(?:[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s,.;:!?|]+){1,4}?)?"
-    + r"[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|remains)"
-    + r"(?:[ \t]+(?:now|still|currently|actually|simply|just))?[ \t]*:?"
+    + r"(?:[ \t]++(?:for|to|of|on)(?:[ \t]++[^\s,.;:!?|]++){1,4}?)?"
+    + r"[ \t]++(?:is|was|will[ \t]+be|has[ \t]+been|remains)"
+    + r"(?:[ \t]++(?:now|still|currently|actually|simply|just))?(?:[ \t]*+:)?"
 )
 # `my passphrase: ...`; a bare `Password: ` is a prompt in code, left to the assignment patterns
-PROSE_MINE = POSSESSIVE + r"[ \t]+(?:[\w-]+[ \t]+)?" + PROSE_NOUN + r"[ \t]*:"
+PROSE_MINE = POSSESSIVE + r"[ \t]++(?:[\w-]++[ \t]++)?" + PROSE_NOUN + r"[ \t]*+:"
+# the value word by word (a run of spaces, then one other character), so that each run of
+# spaces is looked at once, not again from each of its characters
+# (The first letters of every label, as a case-sensitive class ahead of the case-insensitive
+# rest: the search then skips to them instead of trying the whole alternation at every
+# character, a third of the time. ſ is an s to a case-insensitive pattern.)
+PROSE_FIRST_LETTERS = "(?=[sScCrRuUmMoOyYhHtTpP\u017f])"
 PROSE_SECRET = re.compile(
-    r"(?i)(\b(?:" + "|".join((PROSE_SET, PROSE_TOLD, PROSE_MINE)) + r")[ \t]+)"
-    r"([^\n|]+?)(?=[ \t]*(?:[.;!?](?:\s|$)|[\n|]|$))"
+    PROSE_FIRST_LETTERS
+    + r"(?i:(\b(?:"
+    + "|".join((PROSE_SET, PROSE_TOLD, PROSE_MINE))
+    + r")[ \t]++)"
+    + r"((?:[ \t]*+[^ \t\n|])+?)(?=[ \t]*+(?:[.;!?](?:\s|$)|[\n|]|$)))"
 )
 # `the password for X is …`, `my PIN is <pin>`: a placeholder in documentation
 PLACEHOLDERS = ("…", "...", "<")
@@ -142,28 +166,34 @@ PROSE_NOT_A_VALUE = frozenset(
 )
 # without a possessive (`the password was rejected`, `a secret is due`) a clause is far more
 # often documentation than a disclosure: participles and adverbs open it too
+# `the secret to good code is ...`, `the secret of success was ...`: the idiom, not a secret
+SECRET_OF_SOMETHING = re.compile(r"(?i)\bsecret[ \t]+(?:to|of)\b")
+# `the PIN is 4 digits long`, `the password is 12 characters`: its length, not its value
+LENGTH = re.compile(
+    r"(?i)(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen)"
+    r"(?:[ \t]*+(?:-|to|or)[ \t]*+\d+)?[ \t]++"
+    r"(?:digits?|characters?|chars|letters?|numbers?|words?|bytes?|symbols?)\b"
+)
 DESCRIBING = frozenset("made found lost left sent shown read given taken written kept due part".split())
 # base64 of `user:password`, the payload of HTTP Basic auth, wherever it is pasted
 BASE64_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=])")
 USER_PASSWORD = re.compile(r"^[\x21-\x39\x3b-\x7e]{1,64}:[\x20-\x7e]{3,}$")
+LOWER, UPPER, DIGIT = re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"[0-9]")
 HIGH_ENTROPY_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{32,}(?![A-Za-z0-9+/=_\-])")
 SECRET_ENV_NAME = re.compile(r"(?i)(key|secret|token|passw|credential|auth)")
 # values shorter than this are too common to replace literally
 MIN_ENV_SECRET_LENGTH = 8
+# What redacted() keeps of a message: an error a model reads needs no more, and redacting it
+# stays within a few milliseconds (the router's event loop runs it).
+MAX_MESSAGE_CHARS = 4000
+# Unlabelled secrets also removed where they appear glued to other text: each costs a pass
+# over the text, so only the first few (a text of thousands of random tokens stays linear).
+MAX_ECHOED_TOKENS = 16
 
 
-# detect-secrets is imported on first use: the router's own start-up (serve) never needs it
-@lru_cache(maxsize=1)
-def _detectors() -> tuple[Any, ...]:
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    plugins: list[Any] = list(get_mapping_from_secret_type_to_class().values())
-    return tuple(
-        plugin()
-        for plugin in plugins
-        if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in NOT_SECRET_SHAPES
-    )
+@lru_cache(maxsize=256)
+def _literals(pattern: re.Pattern) -> Literals:
+    return required_literals(pattern)
 
 
 @lru_cache(maxsize=1)
@@ -179,6 +209,11 @@ def secret_name(name: str) -> bool:
     return SECRET_WORDS.search(words) is not None
 
 
+def url_secret(name: str) -> bool:
+    """Whether a URL parameter's name says its value is secret (`api_key`, `token`, `sig`)."""
+    return name.lower() in URL_SECRET_PARAMETERS or secret_name(name)
+
+
 def basic_credentials(token: str) -> bool:
     """Whether a base64 token decodes to `user:password` (what `Authorization: Basic` carries)."""
     try:
@@ -190,10 +225,34 @@ def basic_credentials(token: str) -> bool:
 
 def high_entropy(token: str) -> bool:
     """A long token of mixed letters and digits as random as a key (detect-secrets' limit)."""
-    if not (re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and re.search(r"[0-9]", token)):
+    if not (LOWER.search(token) and UPPER.search(token) and DIGIT.search(token)):
         return False
     detector = _entropy()
-    return detector.calculate_shannon_entropy(token) > detector.entropy_limit
+    return shannon_entropy(token, detector.charset) > detector.entropy_limit
+
+
+def shannon_entropy(token: str, charset: str) -> float:
+    """Bits per character of `token`'s characters from `charset`: detect-secrets' measure,
+    counted in one pass (its own counts the token once per character of the charset), as
+    share × log2(L) - sum(n log2 n) / L over each counted character's n (L: the length)."""
+    counts = Counter(token)
+    if not counts.keys() <= _characters(charset):
+        counts = Counter({char: n for char, n in counts.items() if char in charset})
+    if not counts:
+        return 0.0
+    length = len(token)
+    share = sum(counts.values()) / length  # characters outside the charset still count in L
+    return share * math.log2(length) - sum(map(_n_log2_n, counts.values())) / length
+
+
+@lru_cache(maxsize=8)
+def _characters(charset: str) -> frozenset[str]:
+    return frozenset(charset)
+
+
+@lru_cache(maxsize=4096)
+def _n_log2_n(n: int) -> float:
+    return n * math.log2(n)
 
 
 def told_in_prose(label: str, value: str) -> bool:
@@ -208,7 +267,11 @@ def told_in_prose(label: str, value: str) -> bool:
     first = "" if match is None else match.group(0).lower()
     if first in PROSE_NOT_A_VALUE:
         return False
-    if not MINE.search(label) and (first in DESCRIBING or first.endswith(("ed", "ly"))):
+    if not MINE.search(label) and (
+        first in DESCRIBING or first.endswith(("ed", "ly")) or SECRET_OF_SOMETHING.search(label)
+    ):
+        return False
+    if LENGTH.match(value):
         return False
     return not PIN.search(label) or re.search(r"\d", value) is not None
 
@@ -238,6 +301,24 @@ class Redactor:
                 text = text.replace(value, REDACTED)
         return text
 
+    def _tokens(self, pattern: re.Pattern, secret: Callable[[str], bool], text: str, kind: str) -> str:
+        """Each unlabelled token that `secret` judges one goes where it stands; the first few of
+        them also wherever else they appear, glued to other text (one pass over the text each,
+        not one per token)."""
+        found: set[str] = set()
+
+        def replace(match: re.Match) -> str:
+            token = match.group(0)
+            if not secret(token):
+                return token
+            self._count(kind, 1)
+            if len(found) < MAX_ECHOED_TOKENS:
+                found.add(token)
+            return REDACTED
+
+        text = pattern.sub(replace, text)
+        return self._values(text, found, kind)
+
     def _labelled(self, pattern: re.Pattern, text: str, kind: str) -> str:
         """Each match's value (group 2) after its label (group 1) removed; a value an earlier
         pattern already removed is left alone and not counted twice."""
@@ -249,6 +330,18 @@ class Redactor:
             return match.group(1) + REDACTED
 
         return pattern.sub(replace, text)
+
+    def _urls(self, text: str) -> str:
+        """The values of a URL's secret-named parameters; the rest of the URL stays readable."""
+
+        def parameter(match: re.Match) -> str:
+            name, value = match.group("name"), match.group("value")
+            if not url_secret(name) or not value or HARMLESS_VALUE.match(value):
+                return match.group(0)
+            self._count("secret in a URL", 1)
+            return f"{name}={REDACTED}"
+
+        return URL.sub(lambda url: URL_PARAMETER.sub(parameter, url.group(0)), text)
 
     def _told(self, text: str) -> str:
         """`my password is correct horse battery staple`: the clause after the label goes."""
@@ -276,17 +369,30 @@ class Redactor:
         return pattern.sub(replace, text)
 
     def text(self, text: str) -> str:
+        """`text` without the secrets it holds, in time linear in its length (each pattern
+        looks at each character a bounded number of times: router/secret_shapes.py)."""
         text = self._values(text, self._env_values, "environment secret")
-        text, n = PRIVATE_KEY_BLOCK.subn(REDACTED, text)
-        self._count("private key", n)
-        for detector in _detectors():
-            # the whole match of each of its patterns (its own reporting keeps only a group)
-            for pattern in detector.denylist:
-                text, n = pattern.subn(REDACTED, text)
-                self._count(detector.secret_type.lower(), n)
-        for kind, pattern in TOKEN_PATTERNS:
-            text, n = pattern.subn(REDACTED, text)
+        # A pattern none of whose literals the text holds is not run (router/regex_literals.py);
+        # a replacement only removes text and adds the placeholder, which holds none of them.
+        folded = text.casefold()
+
+        def holds(pattern: re.Pattern) -> bool:
+            literals = _literals(pattern)
+            return literals is None or any(literal in folded for literal in literals)
+
+        if holds(PRIVATE_KEY_BLOCK):
+            text, n = PRIVATE_KEY_BLOCK.subn(REDACTED, text)
+            self._count("private key", n)
+        # the whole match of each pattern (detect-secrets' own reporting keeps only a group)
+        text, removed = remove_shapes(text, REDACTED, holds)
+        for kind, n in removed.items():
             self._count(kind, n)
+        for kind, pattern in TOKEN_PATTERNS:
+            if holds(pattern):
+                text, n = pattern.subn(REDACTED, text)
+                self._count(kind, n)
+        if holds(URL):
+            text = self._urls(text)
         for kind, pattern in (
             ("authorization header", AUTH_HEADER),
             ("cookie", COOKIE_HEADER),
@@ -294,14 +400,15 @@ class Redactor:
             (".netrc password", NETRC_PASSWORD),
             ("password in prose", PROSE_PASSWORD),
         ):
-            text = self._labelled(pattern, text, kind)
-        text = self._told(text)
+            if holds(pattern):
+                text = self._labelled(pattern, text, kind)
+        if holds(PROSE_SECRET):
+            text = self._told(text)
         for pattern in (QUOTED, LINE, INLINE):
-            text = self._assignments(pattern, text)
-        basic = {m.group(0) for m in BASE64_CANDIDATE.finditer(text) if basic_credentials(m.group(0))}
-        text = self._values(text, basic, "basic credentials")
-        unlabelled = {m.group(0) for m in HIGH_ENTROPY_CANDIDATE.finditer(text) if high_entropy(m.group(0))}
-        return self._values(text, unlabelled, "high-entropy string")
+            if holds(pattern):
+                text = self._assignments(pattern, text)
+        text = self._tokens(BASE64_CANDIDATE, basic_credentials, text, "basic credentials")
+        return self._tokens(HIGH_ENTROPY_CANDIDATE, high_entropy, text, "high-entropy string")
 
     def dotenv(self, text: str) -> str:
         """A dotenv file: keep the names (they say what is configured), drop every value,
@@ -320,6 +427,20 @@ class Redactor:
 
     def file(self, name: str, text: str) -> str:
         return self.dotenv(text) if is_dotenv(name) else self.text(text)
+
+
+def redacted(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """What the router stores, logs or says in its own words about what a backend or a caller
+    sent it (an error message, a tool name), without its secrets (this process's secret-named
+    environment values included). Longer than `limit`, it is cut first, at a word's end (a
+    token cut in two may no longer look like one): the time it takes stays bounded."""
+    if not text:
+        return text
+    if len(text) > limit:
+        head = text[:limit]
+        space = head.rfind(" ")
+        text = f"{head[:space] if space > 0 else ''}… ({len(text)} characters)"
+    return Redactor().text(text)
 
 
 def is_dotenv(name: str) -> bool:

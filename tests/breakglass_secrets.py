@@ -20,6 +20,19 @@ SOPS_SECRET = "ENC[AES256_GCM,data:c29wc3NlY3JldA==,iv:AAAA,tag:BBBB,type:str]"
 PROSE_PASSPHRASE = "quiet river stone bridge"
 PROSE_DEPLOY_PASSWORD = "plum orchard velvet lantern"
 
+# secrets in a URL's query (issue 35 item 4): lower case and digits, so no other layer (the
+# entropy check, a provider shape) would catch them if the URL layer did not
+URL_SECRETS = {
+    "api_key in a URL": ("https://api.example.com/v1/merge?api_key={}&x=1", "qz81mergekey4471"),
+    "access_token in a URL": ("https://auth.example.com/cb?access_token={}&state=merge", "at9mergeaccess22"),
+    "token in a wss URL": ("wss://events.example.com/?token={}", "ws7mergetoken58"),
+    "key in a URL": ("https://maps.example.com/api?q=gap&key={}", "mk3mergemapkey90"),
+    "sig in a URL": ("https://blob.example.com/c/merge.log?sv=2024&sig={}", "sg4mergesignat11"),
+    "password in a URL": ("http://ci.example.com/login?user=deploy&password={}", "pw6mergepass303"),
+}
+# a URL with no secret parameter: it stays readable
+READABLE_URL = "https://docs.example.com/merge/gap?section=2&lang=en"
+
 # every value that must never leave; the parts of the spaced password count one by one
 CORPUS = {
     "pgp private key body": PGP_BODY,
@@ -40,6 +53,7 @@ CORPUS = {
     "passphrase in prose, last words": "stone bridge",
     "password for X in prose": PROSE_DEPLOY_PASSWORD,
     "password for X in prose, last words": "velvet lantern",
+    **{name: value for name, (_, value) in URL_SECRETS.items()},
 }
 ENVIRONMENT = {"MERGE_SERVICE_TOKEN": ENV_TOKEN}
 
@@ -69,6 +83,8 @@ def plant(ws: Path) -> None:
             f"Backup bucket creds (rotate!): {AWS_SECRET}\n"
             f"service token for merge: {ENV_TOKEN}\n"
             f"To rerun the merge by hand: my passphrase is {PROSE_PASSPHRASE}, then merge again.\n"
+            f"The merge's endpoints (see {READABLE_URL}):\n"
+            + "".join(f"- {url.format(value)}\n" for url, value in URL_SECRETS.values())
         ),
         "notes/merge_login.md": (
             "# logging in to the merge box\n"

@@ -9,7 +9,7 @@ ROOMY = capsmod.Caps(
 )
 
 
-def invocation(conn, session="s1", output_cap: int | None = 4000) -> int:
+def invocation(conn, session="s1", output_cap: int | None = 4000, lease_seconds: float = 30.0) -> int:
     return ledger.open_invocation(
         conn,
         session,
@@ -23,4 +23,5 @@ def invocation(conn, session="s1", output_cap: int | None = 4000) -> int:
         estimate=100,
         worst_case=1_000,
         output_cap=output_cap,
+        lease_seconds=lease_seconds,
     )

@@ -11,6 +11,7 @@ response_format, else the model id) a queue of behaviours, 'ok' once the queue i
 `charge_usd` bills every request one amount; `hold()` keeps requests waiting until `release()`.
 """
 
+import itertools
 import json
 import math
 import threading
@@ -37,6 +38,10 @@ BEHAVIOURS = {
     "cost_abc",
     "cost_negative",
     "overcharge",
+    # no usage, and a generation whose cost the lookup does not know: until publish_generations()
+    # ('no_usage_late': a process that dies before it is known), or never ('no_usage_unknown')
+    "no_usage_late",
+    "no_usage_unknown",
 }
 OVERCHARGE_USD = 4.0
 # the longest a held request waits for release(): a test that forgets still ends
@@ -56,6 +61,10 @@ class OpenRouterStub:
         }
         # generation id -> the cost billed, for GET /api/v1/generation
         self.generations: dict[str, float] = {}
+        # billed, but not known to the lookup yet (publish_generations) or ever
+        self.unpublished: dict[str, float] = {}
+        # each answer's generation id is its own, however many are answered at once
+        self._generation_numbers = itertools.count(1)
         self.api_key = api_key
         self.slow_seconds = slow_seconds
         # added to every answer, so parallel callers overlap
@@ -66,6 +75,9 @@ class OpenRouterStub:
         # completions wait while this is clear (hold), so a test can keep a call in flight
         self._open = threading.Event()
         self._open.set()
+        # completions being answered now, and the most there ever were at once
+        self.in_flight = 0
+        self.most_in_flight = 0
         self.script: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -92,6 +104,12 @@ class OpenRouterStub:
 
     def release(self) -> None:
         self._open.set()
+
+    def publish_generations(self) -> None:
+        """The late generations' costs become known to GET /api/v1/generation."""
+        with self._lock:
+            self.generations.update(self.unpublished)
+            self.unpublished.clear()
 
     def queue(self, route: str, *behaviours: str) -> None:
         unknown = set(behaviours) - BEHAVIOURS
@@ -154,7 +172,7 @@ class OpenRouterStub:
             cost = self._cost(body["model"], prompt_tokens, completion_tokens)
             model = body["model"]
         response = {
-            "id": f"gen-{len(self.requests)}",
+            "id": f"gen-{next(self._generation_numbers)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
@@ -169,8 +187,12 @@ class OpenRouterStub:
             },
         }
         self.generations[response["id"]] = float(cost)
-        if behaviour == "no_usage":
+        if behaviour in ("no_usage", "no_usage_late", "no_usage_unknown"):
             del response["usage"]
+            if behaviour != "no_usage":
+                cost_billed = self.generations.pop(response["id"])
+                if behaviour == "no_usage_late":
+                    self.unpublished[response["id"]] = cost_billed
         elif behaviour == "cost_abc":
             response["usage"]["cost"] = "abc"
         elif behaviour == "cost_negative":
@@ -312,12 +334,19 @@ class OpenRouterStub:
                     return self._error(502, "Upstream provider error")
                 if behaviour == "malformed_json":
                     return self._send(200, b'{"choices": [{"message": {"content": "trunc')
-                stub._open.wait(HOLD_LIMIT_S)
-                if behaviour == "slow":
-                    time.sleep(stub.slow_seconds)
-                time.sleep(stub.delay_seconds)
-                answer = stub._answer(body, route, behaviour)
-                record["cost"] = answer.get("usage", {}).get("cost")
-                self._send(200, json.dumps(answer).encode())
+                with stub._lock:
+                    stub.in_flight += 1
+                    stub.most_in_flight = max(stub.most_in_flight, stub.in_flight)
+                try:
+                    stub._open.wait(HOLD_LIMIT_S)
+                    if behaviour == "slow":
+                        time.sleep(stub.slow_seconds)
+                    time.sleep(stub.delay_seconds)
+                    answer = stub._answer(body, route, behaviour)
+                    record["cost"] = answer.get("usage", {}).get("cost")
+                    self._send(200, json.dumps(answer).encode())
+                finally:
+                    with stub._lock:
+                        stub.in_flight -= 1
 
         return Handler

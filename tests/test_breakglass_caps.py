@@ -164,9 +164,30 @@ async def test_the_provider_is_asked_to_hold_the_estimates_prices(db, tmp_path, 
 
 
 @pytest.mark.parametrize("behaviour", ["cost_abc", "cost_negative", "no_usage"])
-async def test_a_malformed_cost_counts_at_the_worst_case_never_zero(db, tmp_path, workspace, stub, behaviour):
+async def test_a_missing_or_malformed_cost_is_looked_up_by_the_generation(
+    db, tmp_path, workspace, stub, behaviour
+):
+    """No usable usage.cost, but OpenRouter knows what the generation cost: that is asked
+    (GET /api/v1/generation?id=) and settled, not the worst case."""
     config = write_config(tmp_path / "bg.toml", ROOMY)
     stub.queue("fusion", behaviour)
+    async with break_glass_client(server_params(db, config, workspace, stub.base_url)) as client:
+        result = result_of(await client.call_tool("break_glass", arguments()))
+    cost = result["cost"]
+    [request] = rows(db, "SELECT generation_id, cost_micro_usd FROM breakglass_requests")
+    generation = request["generation_id"]
+    lookups = [r["raw"] for r in stub.requests if r["route"] == "GET"]
+    assert f"/api/v1/generation?id={generation}" in lookups
+    billed = round(stub.generations[generation] * 1e6 + 0.5)
+    assert result["status"] == "ok" and abs(cost["actual_micro_usd"] - billed) <= 1
+    assert request["cost_micro_usd"] == cost["actual_micro_usd"] < cost["worst_case_micro_usd"] // 2
+    reason = rows(db, "SELECT reason FROM breakglass_invocations")[0]["reason"]
+    assert "looked up" in reason and "counted at worst case" not in reason
+
+
+async def test_a_cost_nobody_can_tell_counts_at_the_worst_case_never_zero(db, tmp_path, workspace, stub):
+    config = write_config(tmp_path / "bg.toml", ROOMY)
+    stub.queue("fusion", "no_usage_unknown")
     async with break_glass_client(server_params(db, config, workspace, stub.base_url)) as client:
         result = result_of(await client.call_tool("break_glass", arguments()))
     cost = result["cost"]

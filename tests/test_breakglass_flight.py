@@ -4,6 +4,7 @@ billing above every reservation overshoots a cap by one call's charge at most, a
 call is refused with the figures. Also: what an interrupted call's settlement amount is."""
 
 import json
+import time
 
 import anyio
 import pytest
@@ -78,11 +79,18 @@ def test_a_second_call_is_refused_while_one_is_in_flight(conn):
 
 def test_this_process_s_own_call_whose_lease_lapsed_does_not_hold_the_flight(conn):
     """A call of this very process that stopped renewing its lease (it ended without settling)
-    is resolved like anyone's, or this process could never call again."""
-    stuck = invocation(conn, "s1")
+    is resolved like anyone's, once a whole lease passed without a renewal (timed by this
+    process's steady clock, whatever its wall clock says), or this process could never call
+    again; a call that renews holds the flight however long it runs."""
+    stuck = invocation(conn, "s1", lease_seconds=0.3)
     ledger.reserve(conn, "s1", stuck, 1_000, ROOMY)
+    for _ in range(4):  # renewed: held past its lease's length
+        time.sleep(0.1)
+        ledger.renew_lease(conn, stuck, 0.3)
     assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY).startswith(IN_FLIGHT)
-    lapse(conn, stuck)
+    lapse(conn, stuck)  # its wall-clock expiry alone says nothing on this host
+    assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY).startswith(IN_FLIGHT)
+    time.sleep(0.4)  # no renewal for longer than its lease
     assert ledger.reserve(conn, "s1", invocation(conn, "s1"), 1_000, ROOMY) is None
     assert status(conn, stuck) == "interrupted"
 

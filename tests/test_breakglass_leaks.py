@@ -10,7 +10,7 @@ import apsw
 import pytest
 
 from router.breakglass.settings import DEFAULT_PRICES
-from tests.breakglass_secrets import CORPUS, ENVIRONMENT, plant
+from tests.breakglass_secrets import CORPUS, ENVIRONMENT, READABLE_URL, URL_SECRETS, plant
 from tests.breakglass_support import (
     API_KEY,
     TIERS,
@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 PROBLEM = (
     "break glass: the merge fails after the gap check; the merge api call and the merge db "
     f"config look right. (pasted from the shell: password {CORPUS['.netrc password']}) My password "
-    f"is {CORPUS['password with spaces']}, and logging in works by hand."
+    f"is {CORPUS['password with spaces']}, and logging in works by hand. The failing request: "
+    + URL_SECRETS["api_key in a URL"][0].format(URL_SECRETS["api_key in a URL"][1])
 )
 
 
@@ -84,6 +85,7 @@ async def test_no_planted_secret_reaches_a_request_a_row_or_a_log(tmp_path):
     sent = stub.all_text()
     assert "the merge fails after the gap check" in sent and "def merge(gap)" in sent
     assert "my passphrase is [REDACTED]" in sent and "deploy account is [REDACTED]." in sent
+    assert READABLE_URL in sent and "/v1/merge?api_key=[REDACTED]&x=1" in sent
     assert {"src/merge.py", "notes/merge.md", "scripts/call_merge_api.sh", "config/merge_db.yaml"} <= set(
         result["context_files"]
     )

@@ -47,7 +47,8 @@ async def test_killed_mid_call_is_settled_by_the_next_write(tmp_path):
     config = write_config(tmp_path / "bg.toml", {**base, "cost.session_max_usd": cap})
 
     with OpenRouterStub(DEFAULT_PRICES, API_KEY, slow_seconds=20.0) as stub:
-        stub.queue("deepseek/deepseek-v4", "no_usage")  # answers with a generation id, no cost
+        # answers with a generation id and no cost, which OpenRouter knows only later
+        stub.queue("deepseek/deepseek-v4", "no_usage_late")
         stub.queue("judge", "slow")  # still thinking when the server is killed
         params = server_params(db, config, workspace, stub.base_url, session="kept")
         killed = []
@@ -75,6 +76,7 @@ async def test_killed_mid_call_is_settled_by_the_next_write(tmp_path):
         assert lookup["generation_id"].startswith("gen-") and lookup["cost_micro_usd"] is None
         assert answered["judge attempt 1"]["generation_id"] is None
 
+        stub.publish_generations()
         async with break_glass_client(
             server_params(db, config, workspace, stub.base_url, session="kept")
         ) as client:

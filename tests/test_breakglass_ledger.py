@@ -4,12 +4,14 @@ views as the system sqlite3 shell reads them."""
 
 import json
 import subprocess
+import time
 from datetime import timedelta
 
 from router.breakglass import caps as capsmod
 from router.breakglass import ledger
 from router.clock import utc_iso
 from router.db import query_dicts
+from router.process_start import process_start_time
 from tests.ledger_support import ROOMY, invocation
 
 
@@ -160,16 +162,27 @@ def test_a_dead_call_is_resolved_by_the_next_write(conn):
     ledger.reserve(conn, "s1", mine, 1_000, ROOMY)
     ledger.resolve_dead(conn)
     assert status(conn, mine) == "started"
-    # nor is another live process's call whose lease is current; an expired lease is dead
-    conn.execute("UPDATE breakglass_invocations SET pid = 1 WHERE id = ?", (mine,))
+    # nor is another live process's call (pid 1, its start time), whatever its lease's expiry
+    # says by this process's wall clock (a clock an hour ahead would read every lease as run out)
+    conn.execute(
+        "UPDATE breakglass_invocations SET pid = 1, process_started = ?, lease_seconds = 0.3 WHERE id = ?",
+        (process_start_time(1), mine),
+    )
     ledger.resolve_dead(conn)
-    assert status(conn, mine) == "started"
     conn.execute(
         "UPDATE breakglass_invocations SET lease_expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?",
         (mine,),
     )
+    ledger.resolve_dead(conn)
+    assert status(conn, mine) == "started"
+    # its renewals stopped: once a whole lease passed without one (this process's steady clock)
+    time.sleep(0.4)
     ledger.renew_lease(conn, invocation(conn), 60)  # any write resolves it
     assert status(conn, mine) == "interrupted"
+    assert (
+        "its lease was not renewed for"
+        in conn.execute("SELECT reason FROM breakglass_invocations WHERE id = ?", (mine,)).fetchone()[0]
+    )
 
 
 def test_a_late_answer_after_being_resolved_is_an_overrun_not_a_second_settlement(conn):

@@ -291,8 +291,9 @@ async def test_provider_errors_and_fallback(db, tmp_path, workspace, stub):
             client, ("fusion", "502"), ("judge", "malformed_answer"), ("judge", "malformed_answer")
         )
         assert result["status"] == "failed" and routes.count("judge") == 2
-        # usage missing from a response: counted at that call's worst case
-        result, routes = await run(client, ("fusion", "no_usage"))
+        # usage missing from a response, and its generation unknown to the lookup: counted at
+        # that call's worst case
+        result, routes = await run(client, ("fusion", "no_usage_unknown"))
         assert (
             result["status"] == "ok"
             and result["cost"]["actual_micro_usd"] == result["cost"]["worst_case_micro_usd"] // 2

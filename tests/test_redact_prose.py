@@ -51,6 +51,12 @@ ORDINARY = [
     "the secret was left out",
     "*my password / passphrase / PIN / secret is …*, *the password for X is …*",
     "Tell it: my password is <your password>.",
+    # the idiom, and a secret's length: issue 35 item 10
+    "The secret to good code is small functions.",
+    "The secret of a fast merge was a small diff.",
+    "The PIN is 4 digits long",
+    "the password is 12 characters or more",
+    "My PIN is six digits.",
 ]
 
 

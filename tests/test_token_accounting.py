@@ -61,7 +61,7 @@ async def search_and_inspect(facade) -> tuple[list[str], str]:
         texts = []
         for query in (
             {"query": "current time"},
-            {"query": "take a screenshot of the phone", "profile": "android"},
+            {"query": "book me a flight to Lisbon next friday"},
         ):
             texts.append(text_of(await router.call_tool("mcp_search_tools", query)))
         inspected = await router.call_tool("mcp_inspect_schema", {"toolName": "get_current_time"})

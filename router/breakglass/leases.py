@@ -1,9 +1,17 @@
 """Leases: how a break-glass call shows it is still running, and how a dead one is found.
 
-A call holds a lease from its first row: its process id, host and lease_expires_at, renewed
-while it runs. It is dead when its lease ran out, or at once when it ran on this host and its
-process is gone. Finding dead calls is read-only; ledger.resolve_dead settles them (released
-if nothing was sent, else every request at its reported, looked-up or worst-case cost).
+A call holds a lease from its first row: its process (pid, start time, host) and a renewal
+every lease_seconds / 3, counted in lease_beats (lease_expires_at is written too). Another
+process's wall clock is never enough to call it dead: clocks step (NTP, a suspend, a clock an
+hour off), and a process whose clock ran an hour ahead declared live calls dead and started a
+second one. A call is dead when
+- it ran on this host and its process is gone (pid and start time: a recycled pid is not it);
+- or its renewals stopped: lease_beats has not moved for lease_seconds, timed by this
+  process's own steady clock (time.monotonic) since it first saw that count;
+- or it ran on another host, whose process cannot be looked at, and its lease ran out by this
+  host's clock (hosts sharing one file must keep their clocks in step).
+Finding dead calls is read-only; ledger.resolve_dead settles them (released if nothing was
+sent, else every request at its reported, looked-up or worst-case cost).
 
 A call is in flight from its reservation until its settlement. At most one is, per database:
 break-glass is a last resort, not a throughput path, and a provider that bills above the
@@ -13,6 +21,7 @@ second call while one is in flight; a dead one is resolved first, so its lease b
 
 import os
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,18 +29,22 @@ import apsw
 
 from router.breakglass.settings import usd
 from router.clock import utc_now_and_after, utc_now_iso
-from router.process_start import process_running
+from router.process_start import process_start_time, still_running
 
 HOST = socket.gethostname()
+# this process's start time, written with each call it runs (None without /proc)
+PROCESS_STARTED = process_start_time(os.getpid())
+# the lease of a row that does not say (written before schema version 14): the config's default
+DEFAULT_LEASE_SECONDS = 30.0
 
 RUNNING = """
-SELECT id, session_id, pid, host, lease_expires_at,
+SELECT id, session_id, pid, host, lease_expires_at, process_started, lease_beats, lease_seconds,
        (SELECT micro_usd FROM cost_ledger r WHERE r.invocation_id = i.id AND r.kind = 'reservation')
 FROM breakglass_invocations i
 WHERE status = 'started'
 """
 RENEW = """
-UPDATE breakglass_invocations SET lease_expires_at = :expires
+UPDATE breakglass_invocations SET lease_expires_at = :expires, lease_beats = lease_beats + 1
 WHERE id = :id AND status = 'started'
 """
 # the live call holding the one flight: reserved, not yet settled (dead calls are resolved
@@ -104,22 +117,46 @@ def renew(conn: apsw.Connection, invocation_id: int, seconds: float) -> None:
     conn.execute(RENEW, {"expires": lease_expiry(seconds), "id": invocation_id})
 
 
+class _Renewals:
+    """What this process has seen of each running call's renewal count, and when (its steady
+    clock): a count that stays put for a whole lease means nobody renews it any more. This
+    process's own calls too: one that ended without settling would hold the flight for good."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, int], tuple[int, float]] = {}
+
+    def quiet_for(self, database: str, running: dict[int, int], now: float) -> dict[int, float]:
+        """Each running call (id → its count) with the seconds its count has stayed put."""
+        seen = {key: value for key, value in self._seen.items() if key[0] != database}
+        quiet = {}
+        for invocation_id, beats in running.items():
+            last = self._seen.get((database, invocation_id))
+            if last is None or last[0] != beats:
+                last = (beats, now)
+            seen[(database, invocation_id)] = last
+            quiet[invocation_id] = now - last[1]
+        self._seen = seen
+        return quiet
+
+
+_renewals = _Renewals()
+
+
 def dead_calls(conn: apsw.Connection) -> list[DeadCall]:
-    """Calls still marked 'started' whose lease ran out or whose process on this host is gone.
-    This process's own calls are alive while their lease is current (it settles them itself);
-    one whose lease lapsed lost its renewer, and would otherwise hold the one flight for as
-    long as this process lives."""
+    """Calls still marked 'started' whose process on this host is gone, whose renewals stopped,
+    or (on another host) whose lease ran out."""
+    rows: list[Any] = conn.execute(RUNNING).fetchall()
+    quiet = _renewals.quiet_for(conn.filename, {row[0]: row[6] for row in rows}, time.monotonic())
     now = utc_now_iso()
     dead = []
-    rows: list[Any] = conn.execute(RUNNING).fetchall()
-    for invocation_id, session_id, pid, host, expires, reserved in rows:
-        mine = host == HOST and pid == os.getpid()
-        if mine and expires is not None and expires > now:
-            continue
-        if expires is None or expires <= now:
-            why = f"its lease ran out ({expires or 'never taken'})"
-        elif host == HOST and not process_running(pid):
+    for invocation_id, session_id, pid, host, expires, started, _, seconds, reserved in rows:
+        lease = seconds or DEFAULT_LEASE_SECONDS
+        if host == HOST and not still_running(pid, started or ""):
             why = f"its process {pid} is gone"
+        elif quiet[invocation_id] > lease:
+            why = f"its lease was not renewed for {quiet[invocation_id]:.0f} s (a {lease:g} s lease)"
+        elif host != HOST and (expires is None or expires <= now):
+            why = f"its lease ran out ({expires or 'never taken'}) by this host's clock"
         else:
             continue
         dead.append(DeadCall(int(invocation_id), str(session_id), int(pid), str(host), reserved, why))

@@ -33,9 +33,10 @@ BUSY_TIMEOUT_MS = 10_000
 INSERT_INVOCATION = """
 INSERT INTO breakglass_invocations (session_id, started_at, problem, problem_type, classification,
     complexity, status, panel, judge, context_tokens, estimate_micro_usd, worst_case_micro_usd, pid,
-    host, lease_expires_at, output_cap_tokens)
+    host, lease_expires_at, output_cap_tokens, process_started, lease_seconds)
 VALUES (:session_id, :at, :problem, :problem_type, :classification, :complexity, 'started',
-    :panel, :judge, :context_tokens, :estimate, :worst_case, :pid, :host, :lease, :output_cap)
+    :panel, :judge, :context_tokens, :estimate, :worst_case, :pid, :host, :lease, :output_cap,
+    :process_started, :lease_seconds)
 RETURNING id
 """
 FINISH_INVOCATION = """
@@ -214,6 +215,8 @@ def open_invocation(
                 "host": leases.HOST,
                 "lease": leases.lease_expiry(lease_seconds),
                 "output_cap": output_cap,
+                "process_started": leases.PROCESS_STARTED,
+                "lease_seconds": lease_seconds,
             },
         )
         if estimate is not None:

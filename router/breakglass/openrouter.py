@@ -9,13 +9,14 @@ whose kind the panel logic decides on.
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio
 import httpx
 
 from router.breakglass.pricing import usd_text_to_micro_ceil
 from router.errors import RouterError
+from router.redact import redacted
 
 BASE_URL_ENV = "OPENROUTER_BASE_URL"
 API_KEY_ENV = "OPENROUTER_API_KEY"
@@ -25,6 +26,9 @@ GENERATION_PATH = "/api/v1/generation"
 MODELS_PATH = "/api/v1/models"
 # a lookup or a price fetch is a few hundred bytes to a few hundred kilobytes
 LOOKUP_TIMEOUT_SECONDS = 15.0
+# A generation's cost may be recorded a moment after its answer: the pauses between the tries
+# of a lookup made right after a response that carried no usable cost.
+LOOKUP_RETRY_PAUSES_S = (0.5, 1.0)
 
 
 class MissingKeyError(RouterError):
@@ -39,7 +43,8 @@ class ProviderError(Exception):
     """
 
     def __init__(self, kind: str, message: str, *, charged_unknown: bool = False):
-        super().__init__(message)
+        # the provider's own words (an error that quotes the request) go into the ledger
+        super().__init__(redacted(message))
         self.kind = kind
         self.charged_unknown = charged_unknown
 
@@ -56,6 +61,8 @@ class Completion:
     generation_id: str | None = None
     # why cost_micro is None although usage.cost was there ("abc", -1, ...)
     cost_problem: str | None = None
+    # cost_micro came from the generation endpoint, the response having none that could be used
+    cost_looked_up: bool = False
 
 
 def base_url() -> str:
@@ -182,6 +189,20 @@ async def generation_cost(client: httpx.AsyncClient, generation_id: str, key: st
         return usd_text_to_micro_ceil(data["total_cost"])
     except (httpx.HTTPError, ValueError, TypeError, KeyError, AttributeError):
         return None
+
+
+async def looked_up(client: httpx.AsyncClient, completion: Completion, key: str) -> Completion:
+    """A completion that carried no usable cost, with the cost OpenRouter billed for its
+    generation (GET /api/v1/generation), tried again after short pauses while it is not
+    known yet; as it was when that never answers (then it counts at its worst case)."""
+    if completion.cost_micro is not None or completion.generation_id is None:
+        return completion
+    for pause in (0.0, *LOOKUP_RETRY_PAUSES_S):
+        await anyio.sleep(pause)
+        cost = await generation_cost(client, completion.generation_id, key)
+        if cost is not None:
+            return replace(completion, cost_micro=cost, cost_looked_up=True)
+    return completion
 
 
 async def generation_costs(generation_ids: list[str], key: str) -> dict[str, int]:

@@ -85,7 +85,12 @@ class _Budget:
         if completion is not None and completion.cost_micro is not None:
             cost = completion.cost_micro
             self.spent += cost  # as reported, never clipped
-            self.events.append(f"{what}: ${cost / 1e6:.6f}")
+            how = (
+                f" (looked up: {completion.cost_problem or 'usage.cost missing'})"
+                if completion.cost_looked_up
+                else ""
+            )
+            self.events.append(f"{what}: ${cost / 1e6:.6f}{how}")
             if cost > worst and self.overrun is None:
                 self.overrun = (
                     f"{what} was charged ${cost / 1e6:.6f}, above its worst case ${worst / 1e6:.6f}"
@@ -170,6 +175,8 @@ async def _call(client: httpx.AsyncClient, budget: _Budget, body: dict, what: st
         if exc.charged_unknown:
             budget.charge(None, worst, f"{what} ({exc.kind})")
         raise
+    # no usable usage.cost: what OpenRouter billed for the generation, rather than the worst case
+    completion = await openrouter.looked_up(client, completion, plan.key)
     plan.recorder.answered(request_id, completion.generation_id, completion.cost_micro)
     budget.charge(completion, worst, what)
     return completion

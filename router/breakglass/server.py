@@ -34,6 +34,7 @@ from router.breakglass.prepare import Prepared, Request, caps_of, prepare
 from router.breakglass.settings import ProblemType, Settings, usd
 from router.clock import utc_now_iso
 from router.db import connect
+from router.redact import redacted
 
 STAGES = {"classify": 1, "context": 2, "estimate": 3, "panel": 4, "judge": 5}
 TOTAL_STAGES = 5
@@ -75,7 +76,7 @@ def _error_text(exc: BaseException) -> str:
     """An exception in words; a task group's ExceptionGroup by its first real cause."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"
+    return redacted(f"{type(exc).__name__}: {exc}")
 
 
 async def _resolve_dead_calls(state: State) -> None:

@@ -63,10 +63,11 @@ INSERT INTO tool_embeddings(definition_hash, model, dim, scale, vector, created_
 VALUES (?, ?, ?, ?, ?, ?)
 """
 # Another model's vectors would only be read again if that model came back; a definition no
-# tool has is gone.
+# tool has is gone; a vector of another dimension than the model's (a damaged file, a
+# half-applied upgrade) cannot be read, so it is embedded again.
 DROP_STALE_SQL = """
 DELETE FROM tool_embeddings
-WHERE (:model IS NOT NULL AND model <> :model)
+WHERE (:model IS NOT NULL AND (model <> :model OR dim <> :dim))
    OR definition_hash NOT IN (SELECT definition_hash FROM tools)
 """
 
@@ -90,7 +91,7 @@ def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedS
     """Embed every tool definition `model` has no vector for, drop vectors nothing uses.
     Call inside the load's transaction. model None (no model file): no new vectors."""
     identity = model.identity if model is not None else None
-    conn.execute(DROP_STALE_SQL, {"model": identity})
+    conn.execute(DROP_STALE_SQL, {"model": identity, "dim": model.dim if model is not None else None})
     dropped = conn.changes()
     examples_embedded, examples_dropped = example_vectors.embed_examples(conn, model, quantize)
     if model is None:

@@ -37,13 +37,14 @@ INSERT_SQL = """
 INSERT INTO example_embeddings(example_hash, model, dim, scale, vector, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
 """
-# Another model's vectors, and the texts no tool has as an example any more.
+# Another model's vectors, vectors that do not fit this model (another dimension: a damaged
+# file, a half-applied upgrade; embedded again), and the texts no tool has as an example any more.
 DROP_STALE_SQL = """
 DELETE FROM example_embeddings
-WHERE (:model IS NOT NULL AND model <> :model)
+WHERE (:model IS NOT NULL AND (model <> :model OR dim <> :dim))
    OR example_hash NOT IN (SELECT value FROM json_each(:hashes))
 """
-VECTORS_SQL = "SELECT example_hash, scale, vector FROM example_embeddings WHERE model = :model"
+VECTORS_SQL = "SELECT example_hash, scale, vector FROM example_embeddings WHERE model = :model AND dim = :dim"
 
 
 def example_hash(text: str) -> str:
@@ -69,7 +70,8 @@ def embed_examples(
     texts = {example_hash(text): text for _, text in tool_examples(conn)}
     identity = None if model is None else model.identity
     hashes = [] if model is None else sorted(texts)
-    conn.execute(DROP_STALE_SQL, {"model": identity, "hashes": json.dumps(hashes)})
+    dim = None if model is None else model.dim
+    conn.execute(DROP_STALE_SQL, {"model": identity, "dim": dim, "hashes": json.dumps(hashes)})
     dropped = conn.changes()
     if model is None:
         return 0, dropped
@@ -101,7 +103,7 @@ def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> Exampl
     """Every example that has a vector for this model, with its tool."""
     vectors = {
         str(h): (float(scale), bytes(vector))
-        for h, scale, vector in conn.execute(VECTORS_SQL, {"model": model_identity})
+        for h, scale, vector in conn.execute(VECTORS_SQL, {"model": model_identity, "dim": dim})
     }
     owners, scales, blobs = [], [], []
     for tool_id, text in tool_examples(conn):

@@ -12,6 +12,7 @@ tool that has any): a tool's cosine is the better of its own vector's and its ex
 (EXAMPLE_CENTROID_SHARE).
 """
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -29,10 +30,15 @@ VECTORS_SQL = """
 SELECT t.id, t.mutating, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server,
        e.scale, e.vector, g.group_no
 FROM tools t
-JOIN tool_embeddings e ON e.definition_hash = t.definition_hash AND e.model = :model
+JOIN tool_embeddings e ON e.definition_hash = t.definition_hash AND e.model = :model AND e.dim = :dim
 LEFT JOIN vector_groups g ON g.definition_hash = e.definition_hash AND g.model = e.model
 ORDER BY t.id
 """
+# Vectors stored under the model's name that do not fit it (another dimension: a damaged file,
+# a half-applied upgrade): read as missing, so those tools are ranked by their words alone.
+UNFIT_SQL = "SELECT count(*), min(dim) FROM tool_embeddings WHERE model = :model AND dim <> :dim"
+# what has been warned of in this process: each (model, number of unfit vectors) once
+_warned: set[tuple[str, int]] = set()
 
 
 # A tool's examples match a request by the cosine of their best example and by that of their
@@ -85,7 +91,9 @@ class SemanticIndex:
         version = catalog_version(self._conn) if version is None else version
         if self._key == (version, model.identity):
             return self
-        rows = self._conn.execute(VECTORS_SQL, {"model": model.identity}).fetchall()
+        which = {"model": model.identity, "dim": model.dim}
+        rows = self._conn.execute(VECTORS_SQL, which).fetchall()
+        _warn_of_unfit_vectors(self._conn, model, which)
         # column by column (one pass each, in C): at 100,000 tools a row-by-row loop per column
         # was a third of the load
         ids, mutating, profiles, servers, scales, vectors, groups = zip(*rows) if rows else ((),) * 7
@@ -139,7 +147,7 @@ class SemanticIndex:
         """The grouping the last load stored; computed here only for a file no load has
         grouped (one written before the grouping was stored, or by another model)."""
         centroids = vector_groups.stored_centroids(self._conn, model.identity)
-        if centroids is not None and None not in groups:
+        if centroids is not None and None not in groups and centroids.shape[1] == model.dim:
             return vector_clusters.from_assignment(centroids, np.array(groups, np.int64))
         return vector_clusters.build(self.matrix)
 
@@ -239,6 +247,21 @@ class SemanticIndex:
             return {}
         scores = self.matrix.take([row_of[tool_id] for tool_id in found], axis=0) @ query
         return dict(zip(found, scores.tolist()))
+
+
+def _warn_of_unfit_vectors(conn: apsw.Connection, model: EmbeddingModel, which: dict) -> None:
+    """Once per process, on stderr: how many vectors do not fit, and what mends them."""
+    unfit, dim = conn.execute(UNFIT_SQL, which).fetchone()  # type: ignore[misc]
+    if not unfit or (model.identity, unfit) in _warned:
+        return
+    _warned.add((model.identity, unfit))
+    print(
+        f"context-router: warning: {unfit} tool vectors in the catalog do not fit the semantic model "
+        f"(dimension {dim}, the model's is {model.dim}): those tools are found by their words only. "
+        "Run `context-router catalog` (make catalog in a checkout) to embed them again.",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 semantic_index = PerConnection(SemanticIndex)

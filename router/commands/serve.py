@@ -135,10 +135,12 @@ def run(args: argparse.Namespace) -> int:
     from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
     from router.facade.servers_reload import ServersSource
+    from router.redacted_logs import prepare_redaction
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
+    prepare_redaction()  # a warning may quote a backend's words
     start_role = args.role or os.environ.get(ROLE_ENV_VAR)
     # Over HTTP a router started without a role takes each request's header (failing closed:
     # router/facade/http_roles.py); over stdio the default role applies.

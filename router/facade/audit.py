@@ -14,6 +14,7 @@ import apsw
 
 from router.clock import utc_now_and_after, utc_now_iso
 from router.hashing import content_hash
+from router.redact import redacted
 
 # Outcomes, as stored in audit.outcome.
 STARTED = "started"
@@ -40,6 +41,8 @@ INVALID_REQUEST = "invalid_request"  # a request line that is not JSON-RPC (answ
 # meta_tool of an invalid_request row: no meta-tool could be read from the line
 UNREADABLE_REQUEST = "(unreadable request)"
 MAX_ERROR_CHARS = 1000
+# A tool name as the caller sent it: a model may put anything there, a token included.
+MAX_TARGET_CHARS = 1000
 
 # Added to a call's backend timeouts for its deadline: the router's own work around the
 # backend (catalog and breaker rows, finishing this row) takes milliseconds, but a write may
@@ -88,14 +91,15 @@ def _call_columns(
         "session_id": session_id,
         "role": role,
         "meta_tool": meta_tool,
-        "target": target,
+        "target": redacted(target, MAX_TARGET_CHARS) if target else target,
         "args_hash": args_hash(arguments),
         "pid": os.getpid(),
     }
 
 
 def _clipped(error: str | None) -> str | None:
-    return error[:MAX_ERROR_CHARS] if error else None
+    """The error as stored: redacted (it may quote a backend or a caller), then clipped."""
+    return redacted(error)[:MAX_ERROR_CHARS] if error else None
 
 
 def start(

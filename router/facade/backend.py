@@ -102,6 +102,9 @@ class _Start:
 # After a backend's process exits, how long its stdout may still be read for answers it wrote
 # just before; a descendant holding the pipe open must not turn a crash into a timeout.
 DRAIN_AFTER_EXIT_S = 0.2
+# After a stdio backend stops, how long the copy of its stderr may take to pass on its last
+# lines (router/facade/backend_stderr.py).
+STDERR_DRAIN_S = 0.5
 # After a backend's stdout closes, how long its process has to exit on its own before it is
 # stopped: its exit status tells a clean exit from a crash (asyncio learns of an exit a moment
 # after the pipe closes).
@@ -359,6 +362,11 @@ class Backend:
                     yield session
         finally:
             stderr.close_child_end()
+            # its last stderr lines, and the count of what was dropped, reach the router's
+            # stderr before the router goes on (or exits); a pipe a grandchild still holds
+            # open is not waited for long
+            with anyio.CancelScope(shield=True), anyio.move_on_after(STDERR_DRAIN_S):
+                await stderr.drained()
 
     @asynccontextmanager
     async def _stdio_session(self, process: BackendProcess, run: _Run) -> AsyncIterator[StdioBackendSession]:

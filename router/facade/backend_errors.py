@@ -3,6 +3,7 @@ whether it counts against the backend's process (for the per-server breaker)."""
 
 from router.errors import RouterError
 from router.facade import audit
+from router.redact import redacted
 
 
 class BackendError(RouterError):
@@ -17,6 +18,11 @@ class BackendError(RouterError):
     outcome = audit.BACKEND_FAILED
     process_failure = False
     counted_by_call = True
+
+    def __init__(self, message: str) -> None:
+        # what the backend said (its error, its stderr's last words) is redacted before the
+        # message goes anywhere: a tool result, an audit or breaker row, a log line
+        super().__init__(redacted(message))
 
 
 class MissingProgramError(BackendError):

@@ -37,6 +37,7 @@ from router.facade.search_page import (
     page_for_query,
     page_tokens,
 )
+from router.redact import redacted
 from router.tokens import count_tokens
 from router.validation import all_field_errors
 
@@ -45,13 +46,18 @@ MAX_ARGUMENT_ERRORS = 5
 
 
 class ToolCallError(RouterError):
-    """A meta-tool call that failed in a way the model can act on."""
+    """A meta-tool call that failed in a way the model can act on.
+
+    Its message may quote what a caller or a backend sent (a tool name, an argument, a
+    backend's error): it is redacted here, the one place every such error is made, so
+    neither the answer nor the audit row carries a secret (router/redact.py)."""
 
     def __init__(self, message: str, outcome: str, audit_note: str | None = None) -> None:
+        message = redacted(message)
         super().__init__(message)
         self.outcome = outcome
         # what the audit row stores: the message, unless it may quote argument values
-        self.audit_note = audit_note or message
+        self.audit_note = redacted(audit_note) if audit_note else message
 
 
 @dataclass
