@@ -90,8 +90,11 @@ _redactor: Redactor | None = None
 
 def describe_failure(exc: BaseException) -> str:
     """An exception as one short line for the log: its type and the start of its text, with
-    secrets removed (its text may quote the message a client sent)."""
+    secrets removed (its text may quote the message a client sent); a task group's failure
+    by what failed in it."""
     global _redactor
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe_failure(inner) for inner in exc.exceptions)
     text = str(exc)[:FAILURE_TEXT_CHARS]
     if text:
         if _redactor is None:

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -33,12 +33,14 @@ from router.facade.backends import BackendPool
 from router.facade.client_workspace import ClientWorkspaces
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
-from router.facade.http_checks import RefuseBadIds, security_for
 from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
+
+if TYPE_CHECKING:  # uvicorn is imported only to serve HTTP
+    from router.facade.http_connections import ConnectionLimits
 
 logger = logging.getLogger(__name__)
 
@@ -307,19 +309,14 @@ async def serve_stdio(options: ServeOptions) -> None:
             os._exit(0)
 
 
-async def serve_http(options: ServeOptions, host: str, port: int) -> None:
-    import uvicorn
+async def serve_http(options: ServeOptions, host: str, port: int, limits: "ConnectionLimits") -> None:
+    """Serve Streamable HTTP until SIGTERM/SIGINT (router/facade/http_serve.py)."""
+    from router.facade import http_serve
 
     states: list[RouterState] = []
     server = build_server(options, on_started=states.append)
-    security = security_for(host)
-    app = RefuseBadIds(
-        server.streamable_http_app(host=host, transport_security=security),
-        security,
-        _audit_unreadable(states),
-    )
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    app = http_serve.build_app(server, host, _audit_unreadable(states))
+    await http_serve.serve_http_app(app, host, port, limits)
 
 
 def clock_with_offset() -> Callable[[], float]:
