@@ -80,7 +80,7 @@ class HttpSettings(BaseModel):
     max_sessions: int = Field(default=1000, ge=1)
     max_sessions_per_client: int = Field(default=100, ge=1)
     # a session with no request for this long is closed
-    session_idle_s: float = Field(default=300.0, gt=0)
+    session_idle_s: float = Field(default=600.0, gt=0)
     # a connection must send its request head, then its body, within these
     request_head_timeout_s: float = Field(default=10.0, gt=0)
     request_body_timeout_s: float = Field(default=30.0, gt=0)

@@ -77,7 +77,7 @@ class RefuseBadIds:
         message = _decoded(b"".join(m.get("body", b"") for m in read)) if whole else None
         problem = shape_problem(message)
         if problem is None:
-            await self._app(scope, _replay(read, receive), send)
+            await self._app(scope, replay(read, receive), send)
             return
         logger.warning("refused an HTTP request: %s", problem)
         self._on_refused(types.INVALID_REQUEST, problem)
@@ -108,7 +108,8 @@ def _decoded(body: bytes) -> Any:
         return None  # the SDK answers -32700
 
 
-def _replay(read: list[Message], receive: Receive) -> Receive:
+def replay(read: list[Message], receive: Receive) -> Receive:
+    """`receive` for an app after the messages already read from it."""
     pending = list(read)
 
     async def replay() -> Message:

@@ -26,6 +26,7 @@ from router.facade.http_connections import (
     bounded_protocol,
     descriptor_room,
 )
+from router.facade.http_sessions import sessions_app
 from router.facade.log_guard import describe_failure
 
 logger = logging.getLogger(__name__)
@@ -143,9 +144,21 @@ async def serve_http_app(app: ASGIApp, host: str, port: int, limits: ConnectionL
         raise RouterError(guard._stopping())
 
 
-def build_app(server: Any, host: str, on_refused: Callable[[int, str], None]) -> ASGIApp:
-    """The SDK's Streamable HTTP app behind the router's own checks."""
+def build_app(
+    server: Any,
+    host: str,
+    settings: Any,
+    on_refused: Callable[[int, str], None],
+    on_session_closed: Callable[[str], None],
+) -> ASGIApp:
+    """The Streamable HTTP app with bounded sessions, behind the router's own checks."""
     security = security_for(host)
-    return RefuseBadIds(
-        server.streamable_http_app(host=host, transport_security=security), security, on_refused
+    app, _manager = sessions_app(
+        server,
+        security,
+        max_sessions=settings.max_sessions,
+        max_sessions_per_client=settings.max_sessions_per_client,
+        session_idle_s=settings.session_idle_s,
+        on_closed=on_session_closed,
     )
+    return RefuseBadIds(app, security, on_refused)

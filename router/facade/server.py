@@ -315,7 +315,12 @@ async def serve_http(options: ServeOptions, host: str, port: int, limits: "Conne
 
     states: list[RouterState] = []
     server = build_server(options, on_started=states.append)
-    app = http_serve.build_app(server, host, _audit_unreadable(states))
+
+    def session_closed(session_id: str) -> None:
+        for state in states:  # its roots are not asked for again: the id never comes back
+            state.workspaces.forget(session_id)
+
+    app = http_serve.build_app(server, host, options.servers.http, _audit_unreadable(states), session_closed)
     await http_serve.serve_http_app(app, host, port, limits)
 
 
