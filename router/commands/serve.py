@@ -135,7 +135,6 @@ def http_limits_line(settings, limits) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
-    from router.facade.http_serve import connection_limits
     from router.facade.log_guard import limit_repeats
     from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
@@ -178,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
                 "can reach it can call your backends",
                 file=sys.stderr,
             )
+        from router.facade.http_serve import connection_limits  # uvicorn and the HTTP app: HTTP only
+
         options.session_id = f"http-{os.getpid()}"
         limits = connection_limits(options.servers.http, len(options.servers.servers))
         lines = ready_lines(options, f"http://{host}:{port}/mcp") + [
