@@ -145,6 +145,8 @@ def build_server(
                 f"{INSPECT_SCHEMA} and {CALL_TOOL}"
             )
         try:
+            # every meta-tool writes an audit row: said, not answered ok, when it would be lost
+            state.db.check_file()
             state.refresh_servers()
             workspace = await _workspace(state, ctx, params)
             if isinstance(workspace, types.InputRequiredResult):
