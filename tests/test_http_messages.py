@@ -7,7 +7,11 @@ import pytest
 
 from tests.facade_support import audit_rows
 from tests.http_support import RawHttpSession, serving_http
-from tests.test_stdio_notifications import ODD_REQUEST_IDS, REQUESTS_WITH_A_RESPONSE_MEMBER
+from tests.test_stdio_notifications import (
+    NESTED_PAST_PYTHON,
+    ODD_REQUEST_IDS,
+    REQUESTS_WITH_A_RESPONSE_MEMBER,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -40,3 +44,12 @@ def test_over_http_a_request_that_also_carries_error_or_result_is_answered_and_a
         ("(unreadable request)", "invalid_request", f"Invalid Request: a request carries both {words}")
         for _, _, words in REQUESTS_WITH_A_RESPONSE_MEMBER
     ]
+
+
+def test_over_http_json_nested_past_pythons_own_limit_gets_400_not_500(facade):
+    with serving_http(facade, "staff-backend") as (url, _), RawHttpSession(url) as session:
+        for in_session in (True, False):
+            answer = session.post(NESTED_PAST_PYTHON, in_session=in_session)
+            assert answer.status_code == 400, (in_session, answer.status_code, answer.text[:200])
+            assert answer.json()["error"]["code"] == -32700
+        assert session.request("ping")["result"] == {}

@@ -12,8 +12,10 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
+from router.facade.jsonrpc_lines import LineClient
 from router.facade.stdio_answering import AnsweringReadStream, Unanswered, UnreadableMessage
 from tests.facade_support import RawStdioClient, audit_rows
+from tests.test_stdio_transport import ROUTER
 
 pytestmark = pytest.mark.slow
 
@@ -155,3 +157,19 @@ def test_a_fault_while_handling_one_line_is_logged_and_the_next_lines_still_arri
     logged = caplog.text
     assert "could not report a refused line (RuntimeError" in logged
     assert "ghp_0123456789abcdefghij" not in logged  # what a fault's text quotes is redacted
+
+
+# Nested past Python's own recursion limit (not only the SDK parser's 200 levels): json.loads
+# raises RecursionError, which is not a ValueError.
+NESTED_PAST_PYTHON = (
+    b'{"jsonrpc":"2.0","id":9,"method":"ping","params":' + b'{"a":' * 100_000 + b"1" + b"}" * 100_001
+)
+
+
+def test_json_nested_past_pythons_own_limit_is_answered_and_the_router_serves_on(tmp_path):
+    with LineClient([*ROUTER, "--db", str(tmp_path / "r.db")]) as client:
+        client.write_raw(NESTED_PAST_PYTHON + b"\n")
+        reply = json.loads(client.read_line(timeout_s=10))
+        assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+        assert "nested deeper than the parser allows" in reply["error"]["message"]
+        assert client.request("tools/list")["tools"]

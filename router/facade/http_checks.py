@@ -104,7 +104,7 @@ class RefuseBadIds:
 def _decoded(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None  # the SDK answers -32700
 
 

@@ -244,7 +244,7 @@ def _initialize_of(body: bytes) -> tuple[str, bool]:
     """The client's name, and whether the body is an initialize request."""
     try:
         message = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return "", False
     if not isinstance(message, dict) or message.get("method") != "initialize":
         return "", False

@@ -86,7 +86,7 @@ def _echoed_id(message: Any) -> int | str | None:
 def _decoded(line: bytes) -> Any:
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's own limit: not read either
         return None
 
 
