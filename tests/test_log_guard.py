@@ -45,3 +45,11 @@ def test_a_failure_is_described_by_its_type_and_text_without_secrets():
     group = ExceptionGroup("unhandled errors in a TaskGroup", [OSError(24, "Too many open files")])
     assert describe_failure(group) == "OSError: [Errno 24] Too many open files"
     assert describe_failure(TimeoutError()) == "TimeoutError"
+
+
+def test_a_failure_whose_text_cannot_be_read_is_described_by_its_type():
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    assert describe_failure(Unprintable()) == "Unprintable"

@@ -95,9 +95,12 @@ def describe_failure(exc: BaseException) -> str:
     global _redactor
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(describe_failure(inner) for inner in exc.exceptions)
-    text = str(exc)[:FAILURE_TEXT_CHARS]
-    if text:
-        if _redactor is None:
-            _redactor = Redactor()
-        text = _redactor.text(text)
+    try:
+        text = str(exc)[:FAILURE_TEXT_CHARS]
+        if text:
+            if _redactor is None:
+                _redactor = Redactor()
+            text = _redactor.text(text)
+    except Exception:  # describing a failure must never be one: its text is left out
+        text = ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
