@@ -160,12 +160,17 @@ class BoundedH11Protocol(H11Protocol):
 
     def _head_timed_out(self) -> None:
         self._deadline = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+        if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+            return
+        if self._head_started():
             logger.warning(
                 "closed an HTTP connection that sent no whole request head within %g s",
                 self.limits.head_timeout_s,
             )
-            self._close(REQUEST_TIMEOUT if self._head_started() else None)
+            self._close(REQUEST_TIMEOUT)
+        else:  # a port probe, or a client that connected and said nothing
+            logger.info("closed an HTTP connection that sent nothing for %g s", self.limits.head_timeout_s)
+            self._close(None)
 
     def _body_timed_out(self) -> None:
         self._deadline = None
