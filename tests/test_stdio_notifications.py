@@ -12,6 +12,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
+from router.db import connect
 from router.facade.jsonrpc_lines import LineClient
 from router.facade.stdio_answering import AnsweringReadStream, Unanswered, UnreadableMessage
 from tests.facade_support import RawStdioClient, audit_rows
@@ -167,6 +168,7 @@ NESTED_PAST_PYTHON = (
 
 
 def test_json_nested_past_pythons_own_limit_is_answered_and_the_router_serves_on(tmp_path):
+    connect(tmp_path / "r.db").close()  # an empty catalog is all the transport needs
     with LineClient([*ROUTER, "--db", str(tmp_path / "r.db")]) as client:
         client.write_raw(NESTED_PAST_PYTHON + b"\n")
         reply = json.loads(client.read_line(timeout_s=10))
