@@ -3,9 +3,7 @@
 OpenRouter stand-in), `context-router dashboard` as a real process, and headless Chromium."""
 
 import shutil
-import socket
 import subprocess
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,31 +24,15 @@ from tests.facade_support import (
     text_of,
     write_servers_toml,
 )
+from tests.http_support import free_port, wait_for_port
 from tests.openrouter_stub import OpenRouterStub
 
 BROWSER = "chromium"
 # what an unreachable or slow page gets before the test says so
 PAGE_TIMEOUT_S = 30.0
+# Datasette and its plugins load slowly on a busy machine
+DASHBOARD_START_S = 60.0
 BREAKGLASS_SESSION = "dashboard-breakglass"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"{process.args} exited with {process.returncode} before listening")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listening on 127.0.0.1:{port} after {timeout_s} s")
 
 
 def browser() -> str:
@@ -102,7 +84,7 @@ def running_dashboard(db: Path, log_dir: Path, *extra: str):
             stderr=errors,
         )
     try:
-        wait_for_port(port, process)
+        wait_for_port(port, process, timeout_s=DASHBOARD_START_S)
         yield Dashboard(f"http://127.0.0.1:{port}", process, stderr)
     finally:
         process.terminate()

@@ -297,10 +297,16 @@ class RawStdioClient(LineClient):
 
     For what the SDK client hides: the exact bytes of a result, and the router's pid."""
 
-    def __init__(self, params: StdioServerParameters, protocol_version: str = "2025-11-25") -> None:
+    def __init__(
+        self,
+        params: StdioServerParameters,
+        protocol_version: str = "2025-11-25",
+        stderr: Any = subprocess.DEVNULL,
+    ) -> None:
         super().__init__(
             [params.command, *params.args],
             dict(os.environ) | (params.env or {}),
             protocol_version=protocol_version,
             client_name="raw-test-client",
+            stderr=stderr,
         )

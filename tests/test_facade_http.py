@@ -3,10 +3,7 @@ header), forwarding to @modelcontextprotocol/server-everything running `streamab
 both bound to 127.0.0.1."""
 
 import os
-import socket
 import subprocess
-import time
-from contextlib import contextmanager
 
 import anyio
 import httpx2
@@ -17,7 +14,6 @@ from mcp.client.streamable_http import streamable_http_client
 from router.commands.serve import parse_http_address
 from router.errors import RouterError
 from tests.facade_support import (
-    CONTEXT_ROUTER,
     LOOPBACK_ONLY,
     NPM_BIN,
     audit_rows,
@@ -26,27 +22,9 @@ from tests.facade_support import (
     text_of,
     write_catalog_file,
 )
+from tests.http_support import POST_HEADERS, free_port, serving_http, wait_for_port
 
 pytestmark = [pytest.mark.slow]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"{process.args[0]} exited with {process.returncode} before listening")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listening on 127.0.0.1:{port} after {timeout_s} s")
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -71,37 +49,6 @@ def everything_http():
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-@contextmanager
-def serving_http(facade, role: str | None):
-    """`context-router serve --http` on a free loopback port, with `--role` if given."""
-    port = free_port()
-    argv = [
-        str(CONTEXT_ROUTER),
-        "serve",
-        "--http",
-        f"127.0.0.1:{port}",
-        "--db",
-        str(facade.db),
-        "--servers",
-        str(facade.servers_file),
-        "--workspace",
-        str(facade.workspace),
-    ]
-    env = {k: v for k, v in os.environ.items() if k != "CONTEXT_ROUTER_ROLE"}
-    process = subprocess.Popen(
-        argv + (["--role", role] if role else []),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp", port
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 @pytest.fixture
@@ -250,7 +197,6 @@ BAD_ID_BODIES = [
     b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
     b'{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"x"}}',
 ]
-POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 INITIALIZE = {

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from router.facade.client_workspace import ROOTS_TIMEOUT_S
 from router.facade.jsonrpc_lines import LineClient
 from tests.facade_support import CONTEXT_ROUTER, audit_rows, json_of, make_workspace, text_of
-from tests.test_facade_http import free_port, wait_for_port
+from tests.http_support import free_port, wait_for_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -3,8 +3,7 @@ closed sets and never a secret, in-flight calls counted once finished, totals th
 restart), and `serve --http` answering /metrics beside /mcp while real MCP calls go through."""
 
 import json
-import os
-import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,9 +23,10 @@ from router.facade.breaker import BreakerPolicy
 from router.metrics import labels
 from router.metrics.collector import RouterCollector
 from router.redact import Redactor
-from tests.dashboard_support import free_port, make_facade, wait_for_port
+from tests import http_support
+from tests.dashboard_support import make_facade
 from tests.db_rows import rows
-from tests.facade_support import CONTEXT_ROUTER, text_of, write_catalog_file
+from tests.facade_support import text_of, write_catalog_file
 
 # a server whose name is a GitHub token's shape: the redactor must keep it out of every label
 SECRET_SERVER = "ghp_" + "Zq3Rt7Yp1Lk9Wm2Xc5Vb8Nh4Jd6Fs0Ga1Ue3"
@@ -258,31 +258,13 @@ def test_the_first_scrape_and_row_by_row_scrapes_add_up_the_same(metrics_db):
 
 
 @contextmanager
-def serving_http(facade, log: Path):
-    port = free_port()
-    argv = [
-        str(CONTEXT_ROUTER),
-        "serve",
-        "--http",
-        f"127.0.0.1:{port}",
-        "--role",
-        "staff-backend",
-        "--db",
-        str(facade.db),
-        "--servers",
-        str(facade.servers_file),
-        "--workspace",
-        str(facade.workspace),
-    ]
-    env = {k: v for k, v in os.environ.items() if k != "CONTEXT_ROUTER_ROLE"}
-    with log.open("a") as errors:
-        process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=errors)
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+def serving_http(facade, log: Path) -> Iterator[str]:
+    """`serve --http` as staff-backend; yields its base URL (/mcp and /metrics below it)."""
+    with (
+        log.open("a") as errors,
+        http_support.serving_http(facade, "staff-backend", stderr=errors) as (url, _),
+    ):
+        yield url.removesuffix("/mcp")
 
 
 def http_client(url: str) -> Client:

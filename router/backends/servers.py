@@ -6,7 +6,7 @@ name's whole table below it, and its [defaults] keys replace those keys. A table
 `enabled = false` switches the server off (`context-router remove` writes one for a shipped
 server): it is not started, and its tools leave the catalog; a later layer may declare it again.
 [search] says which servers' tools search offers (`context-router servers --search/--hide/--show`
-writes it); its keys layer like [defaults].
+writes it), [http] how many clients `serve --http` keeps; their keys layer like [defaults].
 """
 
 import tomllib
@@ -69,6 +69,26 @@ class SearchSettings(BaseModel):
         return sorted(set(self.hidden) | set(unavailable))
 
 
+class HttpSettings(BaseModel):
+    """`serve --http`: how many clients it keeps and for how long (read when it starts)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # MCP sessions open at once, and per client (its address and the name it gives in
+    # initialize); one more closes the oldest idle session (its client gets 404 and opens a
+    # new one) rather than refusing the new client
+    max_sessions: int = Field(default=1000, ge=1)
+    max_sessions_per_client: int = Field(default=100, ge=1)
+    # a session with no request for this long is closed
+    session_idle_s: float = Field(default=600.0, gt=0)
+    # a connection must send its request head, then its body, within these
+    request_head_timeout_s: float = Field(default=10.0, gt=0)
+    request_body_timeout_s: float = Field(default=30.0, gt=0)
+    # open connections at once; never more than the open-file limit leaves room for (the
+    # default: as many as it leaves room for)
+    max_connections: int | None = Field(default=None, ge=1)
+
+
 class ServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -114,6 +134,7 @@ class ServersConfig(BaseModel):
 
     defaults: Defaults = Field(default_factory=Defaults)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
     servers: dict[str, ServerConfig]
     # which file declared each server (the layer that won), for `context-router servers`
     _origins: dict[str, Path] = PrivateAttr(default_factory=dict)
@@ -159,17 +180,19 @@ def layer_servers(layers: Sequence[tuple[Path, dict[str, Any]]]) -> ServersConfi
     """Servers files already read (path, freshly parsed TOML, which this consumes), lowest
     first, layered and checked: what load_servers does after reading, and what a servers file
     about to be written is checked by."""
-    merged: dict[str, Any] = {"defaults": {}, "search": {}, "servers": {}}
+    merged: dict[str, Any] = {"defaults": {}, "search": {}, "http": {}, "servers": {}}
     origins: dict[str, Path] = {}
     disabled: dict[str, Path] = {}
     for path, raw in layers:
         defaults = raw.pop("defaults", {})
         search = raw.pop("search", {})
+        http = raw.pop("http", {})
         servers = raw.pop("servers", {})
-        if not all(isinstance(table, dict) for table in (defaults, search, servers)):
-            raise ConfigError(f"{path}: [defaults], [search] and [servers.NAME] must be tables")
+        if not all(isinstance(table, dict) for table in (defaults, search, http, servers)):
+            raise ConfigError(f"{path}: [defaults], [search], [http] and [servers.NAME] must be tables")
         merged["defaults"].update(defaults)
         merged["search"].update(search)
+        merged["http"].update(http)
         switched_off = _disabled_tables(path, servers)
         for name, table in servers.items():
             if name in switched_off:
@@ -185,7 +208,9 @@ def layer_servers(layers: Sequence[tuple[Path, dict[str, Any]]]) -> ServersConfi
         merged.update(raw)  # unknown top-level keys: the model refuses them, naming the field
         declared = {name: table for name, table in servers.items() if name not in switched_off}
         try:
-            ServersConfig.model_validate({"defaults": defaults, "search": search, "servers": declared, **raw})
+            ServersConfig.model_validate(
+                {"defaults": defaults, "search": search, "http": http, "servers": declared, **raw}
+            )
         except ValidationError as exc:
             raise ConfigError(f"{path}: {first_field_error(exc)}") from None
     try:

@@ -130,8 +130,19 @@ def ready_lines(options, listening: str) -> list[str]:
     return lines
 
 
+def http_limits_line(settings, limits) -> str:
+    """What serve --http says of its limits once it is about to serve ([http] in the servers file)."""
+    return (
+        f"context-router serve: at most {counted(limits.max_connections, 'connection')} "
+        f"(request head within {limits.head_timeout_s:g} s, body within {limits.body_timeout_s:g} s) and "
+        f"{counted(settings.max_sessions, 'session')} ({settings.max_sessions_per_client} per client, "
+        f"closed after {settings.session_idle_s:g} s idle); [http] in the servers file changes them"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # Local import: keeps `context-router --help` and the other commands free of the SDK.
+    from router.facade.log_guard import limit_repeats
     from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
     from router.facade.servers_reload import ServersSource
@@ -140,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
-    prepare_redaction()  # a warning may quote a backend's words
+    limit_repeats()  # a flood of one message must not fill the disk behind stderr
+    prepare_redaction()  # a warning may quote a backend's words; added second, so what is dropped is not redacted
     start_role = args.role or os.environ.get(ROLE_ENV_VAR)
     # Over HTTP a router started without a role takes each request's header (failing closed:
     # router/facade/http_roles.py); over stdio the default role applies.
@@ -172,9 +184,15 @@ def run(args: argparse.Namespace) -> int:
                 "can reach it can call your backends",
                 file=sys.stderr,
             )
+        from router.facade.http_serve import connection_limits  # uvicorn and the HTTP app: HTTP only
+
         options.session_id = f"http-{os.getpid()}"
-        print("\n".join(ready_lines(options, f"http://{host}:{port}/mcp")), file=sys.stderr, flush=True)
-        anyio.run(serve_http, options, host, port)
+        limits = connection_limits(options.servers.http, len(options.servers.servers))
+        lines = ready_lines(options, f"http://{host}:{port}/mcp") + [
+            http_limits_line(options.servers.http, limits)
+        ]
+        print("\n".join(lines), file=sys.stderr, flush=True)
+        anyio.run(serve_http, options, host, port, limits)
     else:
         print("\n".join(ready_lines(options, "stdio")), file=sys.stderr, flush=True)
         anyio.run(serve_stdio, options)

@@ -37,6 +37,10 @@ INTERRUPTED = "interrupted"
 NOT_COMPLETED = "not_completed"
 INTERNAL_ERROR = "internal_error"  # a bug in the router, not the caller's or backend's doing
 DATABASE_BUSY = "database_busy"  # another process held the write lock past the call's wait
+# the call's own row could not be written (a full disk, a file deleted under the router):
+# refused unforwarded, and its row written once the file takes writes again
+DATABASE_FULL = "database_full"
+DATABASE_UNUSABLE = "database_unusable"
 INVALID_REQUEST = "invalid_request"  # a request line that is not JSON-RPC (answered -32700/-32600)
 # meta_tool of an invalid_request row: no meta-tool could be read from the line
 UNREADABLE_REQUEST = "(unreadable request)"
@@ -142,14 +146,16 @@ def finish(
     latency_ms: float,
     error: str | None,
     read_only_source: str | None = None,
+    finished_at: str | None = None,
 ) -> None:
     """Finish a call's row; `read_only_source` says who decided whether its tool only reads
-    (what the role rule went by), once the tool is known."""
+    (what the role rule went by), once the tool is known. Pass `finished_at` when the write
+    may be queued (behind a lock, or a full disk); without it the row is stamped now."""
     conn.execute(
         FINISH,
         {
             "id": row_id,
-            "finished_at": utc_now_iso(),
+            "finished_at": finished_at or utc_now_iso(),
             "outcome": outcome,
             "latency_ms": latency_ms,
             "error": _clipped(error),

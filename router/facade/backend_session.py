@@ -179,7 +179,7 @@ class StdioBackendSession:
     async def _dispatch(self, line: bytes) -> None:
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past Python's limit: not JSON-RPC either
             message = None
         if not isinstance(message, dict):
             if line.strip():  # a stray print on the backend's stdout

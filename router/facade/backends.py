@@ -26,6 +26,7 @@ from router.facade.backend import Backend, BackendSession, longest_call_s
 from router.facade.backend_errors import BackendError
 from router.facade.backend_session import LIVE_BACKEND_PIDS, kill_orphans
 from router.facade.breaker import BreakerPolicy
+from router.facade.log_guard import describe_failure
 from router.facade.placeholders import Placeholders, uses_workspace
 
 logger = logging.getLogger(__name__)
@@ -236,12 +237,21 @@ class BackendPool:
         reaped_at = self.clock()
         while True:
             await anyio.sleep(self._reap_interval())  # the servers config may change meanwhile
-            now = self.clock()
-            if self.adopts_orphans and now - reaped_at >= ORPHAN_REAP_INTERVAL_S:
-                reaped_at = now
-                await anyio.to_thread.run_sync(process_tree.reap_adopted_zombies, set(LIVE_BACKEND_PIDS))
-            for backend in self._all():
-                idle_for = now - backend.last_used
-                if backend.running and backend.in_flight == 0 and idle_for >= backend.timeouts.idle_stop_s:
-                    logger.info("stopping idle backend %s after %.1f s", backend.name, idle_for)
-                    backend.stop()
+            try:
+                reaped_at = await self._stop_idle_once(reaped_at)
+            except Exception as exc:  # e.g. EMFILE reading /proc: try again next round
+                logger.warning("checking for idle backends failed (%s); trying again", describe_failure(exc))
+
+    async def _stop_idle_once(self, reaped_at: float) -> float:
+        """One round: reap adopted orphans now and then, stop backends idle too long; returns
+        when orphans were last reaped."""
+        now = self.clock()
+        if self.adopts_orphans and now - reaped_at >= ORPHAN_REAP_INTERVAL_S:
+            reaped_at = now
+            await anyio.to_thread.run_sync(process_tree.reap_adopted_zombies, set(LIVE_BACKEND_PIDS))
+        for backend in self._all():
+            idle_for = now - backend.last_used
+            if backend.running and backend.in_flight == 0 and idle_for >= backend.timeouts.idle_stop_s:
+                logger.info("stopping idle backend %s after %.1f s", backend.name, idle_for)
+                backend.stop()
+        return reaped_at

@@ -22,7 +22,7 @@ from router.db import PerConnection, catalog_version, query_dicts
 from router.errors import echo
 from router.facade import audit, breaker
 from router.facade.backend_errors import BackendError, BackendExitedError
-from router.facade.database import DatabaseBusyError
+from router.facade.database import DatabaseBusyError, DatabaseFullError, DatabaseUnusableError
 from router.facade.definitions import (
     CALL_TOOL,
     INSPECT_SCHEMA,
@@ -246,12 +246,12 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     try:
         # the tool (so its server) is not known yet: allow as long as the slowest server
         row_id = await ctx.db.write(audit.start, **who, within_s=ctx.pool.longest_call_s)
-    except DatabaseBusyError as exc:
-        # refused unforwarded; its row is queued and written once the lock frees
+    except (DatabaseBusyError, DatabaseUnusableError) as exc:
+        # refused unforwarded; its row is queued and written once the lock (or space) frees
         ctx.db.write_soon(
             audit.record,
             **who,
-            outcome=audit.DATABASE_BUSY,
+            outcome=_database_outcome(exc),
             latency_ms=elapsed_ms(started),
             error=str(exc),
             started_at=started_at,
@@ -278,8 +278,8 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
     except ToolCallError as exc:
         outcome, error = exc.outcome, exc.audit_note
         raise
-    except DatabaseBusyError as exc:
-        outcome, error = audit.DATABASE_BUSY, str(exc)
+    except (DatabaseBusyError, DatabaseUnusableError) as exc:
+        outcome, error = _database_outcome(exc), str(exc)
         raise
     except Exception as exc:  # a bug: recorded as such, never as a cancellation
         outcome, error = audit.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
@@ -294,4 +294,11 @@ async def call_tool(ctx: FacadeContext, args: Any) -> types.CallToolResult:
             latency_ms=elapsed_ms(started),
             error=error,
             read_only_source=read_only_source,
+            finished_at=utc_now_iso(),
         )
+
+
+def _database_outcome(exc: Exception) -> str:
+    if isinstance(exc, DatabaseBusyError):
+        return audit.DATABASE_BUSY
+    return audit.DATABASE_FULL if isinstance(exc, DatabaseFullError) else audit.DATABASE_UNUSABLE

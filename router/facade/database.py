@@ -15,13 +15,20 @@ Three kinds of work:
   (each waits for the lock for as long as it takes), and the wait for that worker counts
   toward `wait_s`: the bound holds whatever is queued.
 - `write_soon`: not awaited; a search's audit row, a call's finished row: written at once
-  when the lock is free, else queued and written by the worker as soon as it is.
+  when the lock is free, else queued and written by the worker as soon as it is. A write
+  that meets a full disk is queued the same way, and tried again every FULL_RETRY_S until
+  space frees (at most MAX_QUEUED_WRITES wait; past that they are dropped and counted).
 
 Every unit of work must be one statement or one transaction: work that met BUSY on the
 loop is run again, whole, in the worker.
+
+The file deleted (or replaced) under the running router is noticed (router/facade/
+database_file.py): said on stderr at once, and by `check_file`, which every meta-tool call
+runs first, in its answer.
 """
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,6 +40,8 @@ import apsw
 
 from router.db import connect, describe_database_error
 from router.errors import RouterError
+from router.facade.database_file import FileWatch
+from router.facade.log_guard import describe_failure
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +52,12 @@ CALL_AUDIT_WAIT_S = 5.0
 QUEUED_WRITE_WAIT_S = 10.0
 # How long the router, stopping, waits for queued writes.
 QUEUED_WRITE_GRACE_S = 5.0
+# A write queued by a full disk is tried again this often until it succeeds.
+FULL_RETRY_S = 1.0
+# Writes waiting at once (for a lock or for space); one more is dropped, and counted.
+MAX_QUEUED_WRITES = 10_000
+# How often the file is checked for having been deleted under the router.
+FILE_CHECK_INTERVAL_S = 2.0
 
 Result = TypeVar("Result")
 
@@ -71,6 +86,19 @@ class DatabaseUnusableError(RouterError):
     """The file cannot be written: a full disk, a read-only file, an I/O error."""
 
 
+class DatabaseFullError(DatabaseUnusableError):
+    """The disk (or the file's size limit) is full: a queued write is tried again later."""
+
+
+class DatabaseGoneError(DatabaseUnusableError):
+    """The file was deleted or replaced while the router ran."""
+
+
+def _unusable(exc: apsw.Error, path: Path) -> DatabaseUnusableError:
+    kind = DatabaseFullError if isinstance(exc, apsw.FullError) else DatabaseUnusableError
+    return kind(describe_database_error(exc, path))
+
+
 class FacadeDatabase:
     """The loop's connection (busy timeout 0) and a worker thread's (waits for locks); an async
     context manager that owns the queued writes."""
@@ -86,10 +114,16 @@ class FacadeDatabase:
         self._limiters = {lane: anyio.CapacityLimiter(1) for lane in LANES}
         self._task_group: anyio.abc.TaskGroup | None = None
         self._queued = 0
+        self._dropped = 0
+        # set once the router stops: a worker waiting for a lock or for space gives up
+        self._closing = False
+        self._file = FileWatch(path)
+        self._file_problem: str | None = None
 
     async def __aenter__(self) -> "FacadeDatabase":
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._task_group.start_soon(self._watch_file)
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -98,12 +132,38 @@ class FacadeDatabase:
             while self._queued:
                 await anyio.sleep(0.01)
         if self._queued:
-            logger.warning("%d queued database writes were not written: the lock stayed busy", self._queued)
+            logger.warning(
+                "%d queued database writes were not written: the lock stayed busy or the disk full",
+                self._queued,
+            )
+        self._closing = True
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(*exc_info)
         for lane, limiter in self._limiters.items():
             await anyio.to_thread.run_sync(self._close_worker, lane, limiter=limiter)
         self.conn.close()
+        self._file.close()
+
+    # --- the file itself -----------------------------------------------------------------
+
+    def check_file(self) -> None:
+        """DatabaseGoneError when the file was deleted or replaced under the router."""
+        problem = self._file_problem or self._file.problem()
+        if problem is not None:
+            self._noticed(problem)
+            raise DatabaseGoneError(problem)
+
+    def _noticed(self, problem: str) -> None:
+        if self._file_problem is None:
+            self._file_problem = problem
+            logger.error("%s", problem)
+
+    async def _watch_file(self) -> None:
+        while self._file_problem is None:
+            await anyio.sleep(FILE_CHECK_INTERVAL_S)
+            problem = self._file.problem()
+            if problem is not None:
+                self._noticed(problem)
 
     # --- the three kinds of work ---------------------------------------------------------
 
@@ -127,10 +187,24 @@ class FacadeDatabase:
         except apsw.BusyError:
             if self._task_group is None:
                 raise DatabaseBusyError(self._busy_message(0.0)) from None
-            self._queued += 1
-            self._task_group.start_soon(self._write_queued, work, args, kwargs)
-        except RouterError as exc:  # a write that cannot happen (full disk): logged, not raised
+            self._queue(work, args, kwargs)
+        except DatabaseFullError as exc:  # written once space frees
+            logger.warning("%s: the write is queued until there is room", exc)
+            self._queue(work, args, kwargs)
+        except RouterError as exc:  # a write that cannot happen (read-only file): logged, not raised
             logger.warning("could not write to the database: %s", exc)
+
+    def _queue(self, work: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if self._task_group is None or self._queued >= MAX_QUEUED_WRITES:
+            self._dropped += 1
+            logger.error(
+                "%d database writes dropped: %d already wait for the lock or for space",
+                self._dropped,
+                MAX_QUEUED_WRITES,
+            )
+            return
+        self._queued += 1
+        self._task_group.start_soon(self._write_queued, work, args, kwargs)
 
     # --- where it runs -------------------------------------------------------------------
 
@@ -138,21 +212,25 @@ class FacadeDatabase:
         try:
             return work(self.conn, *args, **kwargs)
         except UNUSABLE_FILE_ERRORS as exc:
-            raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
+            raise _unusable(exc, self.path) from exc
 
     async def _in_worker(
         self, work: Callable[..., Result], args: tuple[Any, ...], kwargs: dict[str, Any], lane: str
     ) -> Result:
-        """Until it is done: each attempt waits QUEUED_WRITE_WAIT_S for the lock, then again."""
+        """Until it is done (or the router stops): each attempt waits QUEUED_WRITE_WAIT_S for
+        the lock, then again; a full disk is tried again every FULL_RETRY_S."""
 
         def run() -> Result:
-            conn = self._worker(lane)
-            conn.set_busy_timeout(int(QUEUED_WRITE_WAIT_S * 1000))
             while True:
                 try:
+                    conn = self._worker(lane)
+                    conn.set_busy_timeout(int(QUEUED_WRITE_WAIT_S * 1000))
                     return self._run(conn, work, args, kwargs)
-                except apsw.BusyError:
-                    continue
+                except (apsw.BusyError, DatabaseFullError) as exc:
+                    if self._closing:
+                        raise
+                    if isinstance(exc, DatabaseFullError):
+                        time.sleep(FULL_RETRY_S)
 
         return await anyio.to_thread.run_sync(run, limiter=self._limiters[lane])
 
@@ -196,21 +274,29 @@ class FacadeDatabase:
         try:
             return work(conn, *args, **kwargs)
         except UNUSABLE_FILE_ERRORS as exc:
-            raise DatabaseUnusableError(describe_database_error(exc, self.path)) from exc
+            raise _unusable(exc, self.path) from exc
 
     async def _write_queued(
         self, work: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
         try:
             await self._in_worker(work, args, kwargs, QUEUED_WRITES)
-        except RouterError as exc:
+        except (RouterError, apsw.BusyError) as exc:
             logger.warning("a queued database write failed: %s", exc)
+        except Exception as exc:  # a queued write never takes the router with it
+            logger.error("a queued database write failed: %s", describe_failure(exc))
         finally:
             self._queued -= 1
 
     def _worker(self, lane: str) -> apsw.Connection:
         if lane not in self._workers:
-            self._workers[lane] = _open(self.path)
+            problem = self._file.problem()
+            if problem is not None:  # opening the path now would make a new, empty file
+                raise DatabaseGoneError(problem)
+            try:
+                self._workers[lane] = _open(self.path)
+            except UNUSABLE_FILE_ERRORS as exc:
+                raise _unusable(exc, self.path) from exc
         return self._workers[lane]
 
     def _close_worker(self, lane: str) -> None:

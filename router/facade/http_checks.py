@@ -1,10 +1,13 @@
-"""The HTTP transport's answer to a message whose id no peer may send (issue 22).
+"""The HTTP transport's answer to a message whose id no peer may send (issue 22), or that is
+a request and a response at once (issue 35).
 
 The SDK's message types read `{"id": {"a": 1}, "method": "ping"}` as a notification (202
-Accepted, nothing run, nothing said) and a response with both `result` and `error` as an
-error; over stdio the router answers them with -32600 (router/facade/stdio_transport.py).
-Over HTTP this middleware does the same before the SDK sees the body: 400 with a JSON-RPC
-error, `id: null`, logged and audited through the same hook as stdio's refused lines.
+Accepted, nothing run, nothing said), a response with both `result` and `error` as an
+error, and a request that also carries `error` as a response; over stdio the router
+answers them with -32600 (router/facade/stdio_answering.py). Over HTTP this middleware does
+the same before the SDK sees the body: 400 with a JSON-RPC error (the request's own id when
+it has a valid one, else null), logged and audited through the same hook as stdio's
+refused lines.
 
 It runs after the SDK's own Host/Origin/Content-Type checks (the same settings the app
 is built with), so a page rebinding a name to 127.0.0.1 learns nothing from it and writes
@@ -27,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.facade.jsonrpc_lines import shape_problem
+from router.facade.jsonrpc_lines import refusal_id, shape_problem
 
 logger = logging.getLogger(__name__)
 
@@ -71,13 +74,15 @@ class RefuseBadIds:
             await refusal(scope, receive, send)
             return
         read, whole = await self._read_body(receive)
-        problem = _problem(b"".join(m.get("body", b"") for m in read)) if whole else None
+        message = _decoded(b"".join(m.get("body", b"") for m in read)) if whole else None
+        problem = shape_problem(message)
         if problem is None:
-            await self._app(scope, _replay(read, receive), send)
+            await self._app(scope, replay(read, receive), send)
             return
         logger.warning("refused an HTTP request: %s", problem)
         self._on_refused(types.INVALID_REQUEST, problem)
-        answer = {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": problem}}
+        error = {"code": types.INVALID_REQUEST, "message": problem}
+        answer = {"jsonrpc": "2.0", "id": refusal_id(message), "error": error}
         await JSONResponse(answer, status_code=400)(scope, receive, send)
 
     async def _read_body(self, receive: Receive) -> tuple[list[Message], bool]:
@@ -96,15 +101,15 @@ class RefuseBadIds:
                 return read, True
 
 
-def _problem(body: bytes) -> str | None:
+def _decoded(body: bytes) -> Any:
     try:
-        message: Any = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None  # the SDK answers -32700
-    return shape_problem(message)
 
 
-def _replay(read: list[Message], receive: Receive) -> Receive:
+def replay(read: list[Message], receive: Receive) -> Receive:
+    """`receive` for an app after the messages already read from it."""
     pending = list(read)
 
     async def replay() -> Message:

@@ -33,27 +33,54 @@ def _kind_of(value: Any) -> str:
     return "an array" if isinstance(value, list) else type(value).__name__
 
 
+def valid_id(value: Any) -> bool:
+    """An MCP request id: a string or an integer (not a boolean, not a float)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def shape_problem(message: Any) -> str | None:
     """Why a decoded message the SDK's types accept is still not a JSON-RPC 2.0 message an
     MCP peer may send, or None.
 
     The SDK's message union reads `{"id": {"a":1}, "method": "ping"}` as a notification (the
-    id is dropped as an unknown field) and a message with both `result` and `error` as an
-    error: a server would answer neither, and the client would wait for ever. MCP ids are a
-    string or an integer (1.0, 1e400 and -0.0 are floats in JSON, so not integers); null is
-    only the id of an error about a message whose id could not be read."""
+    id is dropped as an unknown field), a message with both `result` and `error` as an
+    error, and a request that also carries `error` (or `result`) as a response: a server
+    would answer none of them, and the client would wait for ever. MCP ids are a string or
+    an integer (1.0, 1e400 and -0.0 are floats in JSON, so not integers); null is only the
+    id of an error about a message whose id could not be read."""
     if not isinstance(message, dict):
         return None
     if "result" in message and "error" in message:
         return "Invalid Request: a response carries both result and error"
+    if "method" in message and ("result" in message or "error" in message):
+        member = "error" if "error" in message else "result"
+        return f"Invalid Request: a request carries both method and {member}"
     if "id" not in message:
         return None
     request_id = message["id"]
-    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+    if valid_id(request_id):
         return None
     if request_id is None and "error" in message and "method" not in message:
         return None
     return f"Invalid Request: id must be a string or an integer, not {_kind_of(request_id)}"
+
+
+def refusal_id(message: Any) -> int | str | None:
+    """The id an error answer about `message` carries: a request's own id when it is valid,
+    else null (a response's id names the client's request, not this one)."""
+    if isinstance(message, dict) and "method" in message and valid_id(message.get("id")):
+        return message["id"]
+    return None
+
+
+def is_notification(message: Any) -> bool:
+    """A message JSON-RPC calls a notification: a method name and no id (and nothing a
+    response has). It is never answered, however wrong its params are."""
+    return (
+        isinstance(message, dict)
+        and isinstance(message.get("method"), str)
+        and not {"id", "result", "error"} & message.keys()
+    )
 
 
 def encode(message: Mapping[str, Any]) -> bytes:

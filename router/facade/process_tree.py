@@ -28,6 +28,11 @@ import psutil
 
 logger = logging.getLogger(__name__)
 
+# What reading a process's entry in /proc can raise: psutil's own errors, and an OSError
+# such as EMFILE when the router has run out of file descriptors (a flood of connections):
+# a look that fails finds nothing this time, it never ends the router.
+PROCESS_LOOKUP_ERRORS = (psutil.Error, OSError)
+
 # Set in each backend's environment: "<router pid>:<backend>:<start number>".
 BACKEND_TAG_ENV = "CONTEXT_ROUTER_BACKEND_TAG"
 
@@ -59,7 +64,7 @@ def tree(pid: int) -> list[psutil.Process]:
     try:
         root = psutil.Process(pid)
         return [root, *root.children(recursive=True)]
-    except psutil.Error:
+    except PROCESS_LOOKUP_ERRORS:
         return []
 
 
@@ -74,7 +79,7 @@ def signal_all(processes: Iterable[psutil.Process], signum: int) -> None:
     for process in processes:
         try:
             process.send_signal(signum)  # refuses a pid that now names another process
-        except psutil.Error:
+        except PROCESS_LOOKUP_ERRORS:
             pass
 
 
@@ -85,14 +90,14 @@ def tagged_orphans(tag: str | None, exclude: set[int]) -> list[psutil.Process]:
     found: list[psutil.Process] = []
     try:
         children = psutil.Process().children()
-    except psutil.Error:
+    except PROCESS_LOOKUP_ERRORS:
         return found
     for child in children:
         if child.pid in exclude:
             continue
         try:
             child_tag = child.environ().get(BACKEND_TAG_ENV)
-        except psutil.Error:
+        except PROCESS_LOOKUP_ERRORS:
             continue
         if child_tag is not None and (
             child_tag == tag if tag is not None else _any_backend_of_this_router(child_tag)
@@ -110,7 +115,7 @@ def kill_and_reap(processes: list[psutil.Process], exclude: set[int]) -> None:
         try:
             if process.pid not in exclude and process.ppid() == mine:
                 process.wait(timeout=1.0)
-        except (psutil.Error, ChildProcessError):
+        except PROCESS_LOOKUP_ERRORS:  # ChildProcessError is an OSError
             pass
 
 
@@ -118,7 +123,7 @@ def reap_adopted_zombies(exclude: set[int]) -> None:
     """Reap adopted orphans that exited on their own (never a process asyncio watches)."""
     try:
         children = psutil.Process().children()
-    except psutil.Error:
+    except PROCESS_LOOKUP_ERRORS:
         return
     for child in children:
         if child.pid in exclude:
@@ -126,5 +131,5 @@ def reap_adopted_zombies(exclude: set[int]) -> None:
         try:
             if child.status() == psutil.STATUS_ZOMBIE:
                 os.waitpid(child.pid, os.WNOHANG)
-        except (psutil.Error, ChildProcessError):
+        except PROCESS_LOOKUP_ERRORS:  # ChildProcessError is an OSError
             pass

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -33,13 +33,14 @@ from router.facade.backends import BackendPool
 from router.facade.client_workspace import ClientWorkspaces
 from router.facade.database import FacadeDatabase
 from router.facade.definitions import CALL_TOOL, INSPECT_SCHEMA, SEARCH_TOOLS, meta_tool_definitions
-from router.facade.http_checks import RefuseBadIds, security_for
 from router.facade.http_roles import ROLE_HEADER, role_for_request
 from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
-from router.metrics.endpoint import with_metrics
+
+if TYPE_CHECKING:  # uvicorn is imported only to serve HTTP
+    from router.facade.http_connections import ConnectionLimits
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +145,8 @@ def build_server(
                 f"{INSPECT_SCHEMA} and {CALL_TOOL}"
             )
         try:
+            # every meta-tool writes an audit row: said, not answered ok, when it would be lost
+            state.db.check_file()
             state.refresh_servers()
             workspace = await _workspace(state, ctx, params)
             if isinstance(workspace, types.InputRequiredResult):
@@ -308,20 +311,21 @@ async def serve_stdio(options: ServeOptions) -> None:
             os._exit(0)
 
 
-async def serve_http(options: ServeOptions, host: str, port: int) -> None:
-    import uvicorn
+async def serve_http(options: ServeOptions, host: str, port: int, limits: "ConnectionLimits") -> None:
+    """Serve Streamable HTTP until SIGTERM/SIGINT (router/facade/http_serve.py)."""
+    from router.facade import http_serve
+    from router.metrics.endpoint import with_metrics
 
     states: list[RouterState] = []
     server = build_server(options, on_started=states.append)
-    security = security_for(host)
-    app = RefuseBadIds(
-        server.streamable_http_app(host=host, transport_security=security),
-        security,
-        _audit_unreadable(states),
-    )
+
+    def session_closed(session_id: str) -> None:
+        for state in states:  # its roots are not asked for again: the id never comes back
+            state.workspaces.forget(session_id)
+
+    app = http_serve.build_app(server, host, options.servers.http, _audit_unreadable(states), session_closed)
     served = with_metrics(app, options.db_path, lambda: _configured_servers(states, options))
-    config = uvicorn.Config(served, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    await http_serve.serve_http_app(served, host, port, limits)
 
 
 def _configured_servers(states: list[RouterState], options: ServeOptions) -> set[str]:

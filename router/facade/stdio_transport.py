@@ -7,18 +7,10 @@ server's own reading task reads the pipe and parses the line (with the SDK's mes
 and its sending task serializes and writes the reply: 0.2 ms per round trip
 (bench/facade_bench.py measures both).
 
-A line that is not a JSON-RPC message (truncated, invalid UTF-8, a lone surrogate escape,
-nested past the parser's 200 levels, longer than MAX_LINE_BYTES) is answered with a
-JSON-RPC error (-32700, or -32600 for JSON that is not a JSON-RPC message: among them an id
-that is an object, an array, a float, a boolean or a request's null, and a response with
-both result and error, which the SDK's types would read as a notification or an error and
-leave unanswered) and reported to the caller's hook (the router audits it); the SDK's server
-would only log it, and the client would wait for ever.
-
-A client may close stdin right after its last request (`cat requests.jsonl | serve`): the
-end of input is held back until every request read so far has been answered (or cancelled
-by the client), since the SDK cancels whatever is still running when its input ends. The
-router bounds every call by its backend's timeouts, so the wait is bounded too.
+A line longer than MAX_LINE_BYTES is refused by name without being kept. What is done with
+each line read (answered if it is not a JSON-RPC message, never allowed to end the loop,
+the end of input held back until every request is answered) is
+router/facade/stdio_answering.py's.
 
 Like the SDK, it keeps the wire private while serving: fd 0 reads the null device and fd 1
 points at stderr, so a stray print or a child process cannot write into the JSON-RPC
@@ -31,7 +23,6 @@ threaded transport is used.
 
 import asyncio
 import functools
-import json
 import logging
 import os
 import selectors
@@ -45,9 +36,16 @@ import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
-from router.facade.jsonrpc_lines import shape_problem
+from router.facade.stdio_answering import (
+    AnsweringReadStream,
+    AnsweringWriteStream,
+    OnUnreadable,
+    Unanswered,
+    UnreadableMessage,
+    internal_failure,
+    read_message,
+)
 
 if sys.platform != "win32":  # Windows pipes are not selectable: the SDK's threads serve there
     import fcntl
@@ -101,49 +99,6 @@ def _private_wire(fd: int, diversion: int):
             fcntl.fcntl(fd, fcntl.F_SETFL, flags)
     finally:
         os.close(wire)
-
-
-class UnreadableMessage(Exception):
-    """A line that is not a JSON-RPC message: answered with a JSON-RPC error, never dropped."""
-
-    def __init__(self, code: int, message: str, request_id: int | str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.request_id = request_id
-
-
-def unreadable(error: Exception, line: bytes | None = None) -> UnreadableMessage:
-    """What the client is told about a line that did not parse: -32700 when it is not JSON
-    (truncated, invalid UTF-8, a lone surrogate escape, nested past the parser's limit),
-    -32600 when it is JSON but not a JSON-RPC message (then with its id, if it has one)."""
-    if isinstance(error, UnreadableMessage):
-        return error
-    if isinstance(error, ValidationError):
-        first: dict[str, Any] = dict(error.errors(include_url=False)[0]) if error.error_count() else {}
-        if first.get("type") == "json_invalid":
-            detail = str(first.get("msg", "invalid JSON"))
-            if "recursion limit" in detail:
-                detail = f"JSON nested deeper than the parser allows ({detail})"
-            return UnreadableMessage(types.PARSE_ERROR, f"Parse error: {detail}")
-        where = ".".join(str(part) for part in first.get("loc", ())) or "(message)"
-        return UnreadableMessage(
-            types.INVALID_REQUEST,
-            f"Invalid Request: not a JSON-RPC 2.0 message: {where}: {first.get('msg', 'invalid')}",
-            _request_id(line),
-        )
-    return UnreadableMessage(types.PARSE_ERROR, f"Parse error: {type(error).__name__}")
-
-
-def _request_id(line: bytes | None) -> int | str | None:
-    try:
-        message = json.loads(line) if line is not None else None
-    except ValueError:
-        return None
-    request_id = message.get("id") if isinstance(message, dict) else None
-    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
-        return request_id
-    return None
 
 
 async def _next_line(stream: asyncio.StreamReader) -> bytes | UnreadableMessage | None:
@@ -210,23 +165,16 @@ class _PipeReadStream:
     def __init__(self, next_line: NextLine) -> None:
         self._next_line = next_line
 
-    async def receive(self) -> SessionMessage | Exception:
-        line = await self._next_line()
+    async def receive(self) -> SessionMessage | UnreadableMessage:
+        line = await self._next_line()  # an I/O error on stdin ends the transport
         if line is None:
             raise anyio.EndOfStream
         if isinstance(line, UnreadableMessage):
             return line
         try:
-            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except Exception as exc:  # answered by _AnsweringReadStream
-            return unreadable(exc, line)
-        # A request's id is checked by the SDK's types; anything else is read again to see
-        # the ids and members they drop (notifications and responses are rare on this side).
-        if not isinstance(message, types.JSONRPCRequest):
-            problem = shape_problem(json.loads(line))
-            if problem is not None:
-                return UnreadableMessage(types.INVALID_REQUEST, problem)
-        return SessionMessage(message)
+            return read_message(line)
+        except Exception as exc:  # a fault of the router's own: this line only
+            return internal_failure(exc, line)
 
     async def aclose(self) -> None:
         pass  # the pipe is closed when the transport exits
@@ -295,121 +243,6 @@ class _FileWriteStream:
         pass
 
 
-class _Unanswered:
-    """Ids of the client's requests that have no response yet."""
-
-    def __init__(self) -> None:
-        self._ids: set[Any] = set()
-        self._none_left = anyio.Event()
-        self._none_left.set()
-
-    def read(self, item: Any) -> None:
-        message = item.message if isinstance(item, SessionMessage) else None
-        if isinstance(message, types.JSONRPCRequest):
-            self._ids.add(message.id)
-            self._none_left = anyio.Event()
-        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-            # a cancelled request gets no response
-            self._settle((message.params or {}).get("requestId"))
-
-    def written(self, item: Any) -> None:
-        message = item.message if isinstance(item, SessionMessage) else None
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self._settle(message.id)
-
-    def _settle(self, request_id: Any) -> None:
-        self._ids.discard(request_id)
-        if not self._ids:
-            self._none_left.set()
-
-    async def all_answered(self) -> None:
-        await self._none_left.wait()
-
-
-# Told about every line refused as unreadable (to log and audit it): (code, message).
-OnUnreadable = Callable[[int, str], None]
-
-
-class _AnsweringReadStream:
-    """The SDK's read stream, but its end waits until every request read has been answered,
-    and a line that is not a JSON-RPC message is answered here with a JSON-RPC error (the
-    SDK's server would only log it, and the client would wait for ever)."""
-
-    def __init__(
-        self, inner: Any, unanswered: _Unanswered, reply: Any, on_unreadable: OnUnreadable | None
-    ) -> None:
-        self._inner = inner
-        self._unanswered = unanswered
-        self._reply = reply
-        self._on_unreadable = on_unreadable
-
-    @property
-    def last_context(self) -> Any:  # the SDK restores each sender's contextvars from this
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        while True:
-            try:
-                item = await self._inner.receive()
-            except anyio.EndOfStream:
-                await self._unanswered.all_answered()
-                raise
-            if not isinstance(item, Exception):
-                self._unanswered.read(item)
-                return item
-            await self._refuse(unreadable(item))
-
-    async def _refuse(self, problem: UnreadableMessage) -> None:
-        logger.warning("refused a request line: %s", problem.message)
-        if self._on_unreadable is not None:
-            self._on_unreadable(problem.code, problem.message)
-        error = types.JSONRPCError(
-            jsonrpc="2.0",
-            id=problem.request_id,
-            error=types.ErrorData(code=problem.code, message=problem.message),
-        )
-        await self._reply.send(SessionMessage(error))
-
-    def __aiter__(self) -> "_AnsweringReadStream":
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> "_AnsweringReadStream":
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        await self.aclose()
-
-
-class _AnsweringWriteStream:
-    """The SDK's write stream, noting each response as it goes out."""
-
-    def __init__(self, inner: Any, unanswered: _Unanswered) -> None:
-        self._inner = inner
-        self._unanswered = unanswered
-
-    async def send(self, item: Any) -> None:
-        await self._inner.send(item)
-        self._unanswered.written(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> "_AnsweringWriteStream":
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        await self.aclose()
-
-
 @asynccontextmanager
 async def event_loop_stdio_server(
     on_unreadable: OnUnreadable | None = None,
@@ -417,9 +250,9 @@ async def event_loop_stdio_server(
     """MCP over stdin/stdout, read and written on the event loop: yields the
     (read_stream, write_stream) pair the SDK's Server.run takes."""
     async with _pipes_or_threads() as (read_stream, write_stream):
-        unanswered = _Unanswered()
-        write = _AnsweringWriteStream(write_stream, unanswered)
-        yield _AnsweringReadStream(read_stream, unanswered, write, on_unreadable), write
+        unanswered = Unanswered()
+        write = AnsweringWriteStream(write_stream, unanswered)
+        yield AnsweringReadStream(read_stream, unanswered, write_stream, on_unreadable), write
 
 
 @asynccontextmanager
