@@ -18,6 +18,7 @@ BENCHES = [
     "bench.facade_bench",
     "bench.startup",
     "bench.page_tokens",
+    "bench.signatures",
     "bench.static_encode",
     "bench.install_size",
 ]

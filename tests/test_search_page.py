@@ -78,7 +78,10 @@ def test_on_a_full_install_a_page_is_the_ranking_itself(seeded):
         hits = search(seeded, query, limit=10, unavailable={})
         page = page_for(seeded, query, {})
         assert [tool["name"] for tool in page["tools"]] == [hit.name for hit in hits], query
-        assert [tool["summary"] for tool in page["tools"]] == [hit.summary for hit in hits], query
+        # a summary may be cut to fit the signatures in; the best hit keeps its signature
+        assert "signature" in page["tools"][0], query
+        for tool, hit in zip(page["tools"], hits):
+            assert tool["summary"] == hit.summary or hit.summary.startswith(tool["summary"][:-1].rstrip())
         assert "unavailable" not in page
 
 

@@ -54,8 +54,8 @@ TOOLS_LIST_RESULT = types.ListToolsResult(
 )
 
 INSTRUCTIONS = (
-    "Backend tools are reached through three meta-tools: mcp_search_tools, then "
-    "mcp_inspect_schema, then mcp_call_tool."
+    "Backend tools are reached through three meta-tools: mcp_search_tools (each hit has a call "
+    "signature), then mcp_call_tool; mcp_inspect_schema first when unsure of a tool's arguments."
 )
 
 
