@@ -19,6 +19,7 @@ BENCHES = [
     "bench.startup",
     "bench.page_tokens",
     "bench.signatures",
+    "bench.warm_start",
     "bench.static_encode",
     "bench.install_size",
 ]

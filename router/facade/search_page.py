@@ -9,8 +9,9 @@ call a simple tool without mcp_inspect_schema.
 A model pays for every token of the page in its context, so the page as the facade sends it
 (compact_json) is held to PAGE_TOKEN_BUDGET tokens (cl100k, router/tokens.py) for any query
 and any catalog: when it would be longer, it is cut in a fixed order (fit_page) until it fits.
-The first page of a process loads the tokenizer (a few hundred ms); loading it at start-up
-instead slowed every router's handshake, where clients start several at once.
+`serve` loads the tokenizer (a few hundred ms) in the background once it serves
+(router/facade/warmup.py): loading it before the handshake slowed every router's, where
+clients start several at once.
 """
 
 import json

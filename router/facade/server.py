@@ -39,6 +39,7 @@ from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
+from router.facade.warmup import Warmup
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ class RouterState:
     db: FacadeDatabase
     pool: BackendPool
     availability: Availability = field(default_factory=Availability)
+    # what the first search needs, loaded in the background once serving (router/facade/warmup.py)
+    warmup: Warmup = field(default_factory=Warmup)
     # each client's workspace (its MCP roots), falling back to the router's own
     workspaces: ClientWorkspaces = field(init=False)
 
@@ -117,14 +120,23 @@ def build_server(
             async with (
                 FacadeDatabase(options.db_path) as db,
                 BackendPool(options.servers, placeholders, adopts_orphans=options.adopts_orphans) as pool,
+                anyio.create_task_group() as background,
             ):
                 # each backend's tools are checked against the catalog when it starts
                 pool.on_started = backend_watch.watcher(db, pool)
                 pool.on_start_failed = backend_watch.start_failure_recorder(db, pool, options.now)
                 state = RouterState(options, db, pool)
+                state.warmup.start(
+                    background,
+                    db,
+                    lambda conn: state.availability.unavailable(conn, pool.config, placeholders.workspace),
+                )
                 if on_started is not None:
                     on_started(state)
-                yield state
+                try:
+                    yield state
+                finally:
+                    background.cancel_scope.cancel()
         finally:
             if on_stopped is not None:
                 on_stopped()
@@ -144,6 +156,8 @@ def build_server(
             )
         try:
             state.refresh_servers()
+            if params.name == SEARCH_TOOLS:
+                await state.warmup.ready()  # never a second load beside the warm-up's
             workspace = await _workspace(state, ctx, params)
             if isinstance(workspace, types.InputRequiredResult):
                 return workspace  # 2026-07-28: the client retries with its roots
