@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 
 from router import __version__
 from router.agents.roles import Role
-from router.backends.availability import Availability
+from router.backends.availability import Availability, root_lines
 from router.backends.servers import ServersConfig
 from router.clock import unix_now, utc_now_iso
 from router.errors import RouterError, echo
@@ -93,7 +93,12 @@ class RouterState:
     workspaces: ClientWorkspaces = field(init=False)
 
     def __post_init__(self) -> None:
-        self.workspaces = ClientWorkspaces(self.options.workspace)
+        self.workspaces = ClientWorkspaces(self.options.workspace, on_root=self.say_root)
+
+    def say_root(self, root: Path) -> None:
+        """A client's root, learned: serve's ready line said roots decide, this says how."""
+        for line in root_lines(self.pool.config, root):
+            print(line, file=sys.stderr, flush=True)
 
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
