@@ -73,6 +73,11 @@ def test_null_choices_enums_and_consts_read_as_a_caller_needs_them():
     )
 
 
+def test_an_enum_whose_first_value_is_too_long_shows_its_type():
+    schema = obj({"huge": {"enum": ["v" * 100, "w"]}, "fixed": {"const": 7}}, ["huge", "fixed"])
+    assert signature("t", schema).full == "t(huge: str, fixed: 7)"
+
+
 def test_arrays_and_objects_are_spelled_out_to_a_depth_and_the_short_form_keeps_their_required_members():
     edits = {
         "type": "array",

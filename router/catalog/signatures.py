@@ -1,14 +1,15 @@
 """A tool's call signature: its name and its arguments with short JSON types, one line an agent
 can call from without inspecting the schema first, e.g.
 
-    git_log(repo_path: str, max_count?: int, start_timestamp?: str, end_timestamp?: str)
+    git_log(repo_path: str, end_timestamp?: str, max_count?: int, start_timestamp?: str)
 
-Required arguments come first, then the optional ones (marked `?`), each in the schema's
-order. Types: str, int, num, bool, null, any; `[T]` an array of T; `{a: T, b?: U}` an object
-with those properties, `obj` a free-form one; `"x"|"y"` an enum's values (`"x"|…` the first of a long one); `T|U` a
-choice (null is left out of a choice: an optional argument may simply be omitted). The short
-form keeps only what a call must carry, the required arguments at every level, with `…` where
-optional ones were left out: `git_log(repo_path: str, …)`.
+Required arguments come first, in the order of the schema's `required`, then the optional
+ones (marked `?`) in the order of its properties (the catalog stores schemas canonically, so
+by name). Types: str, int, num, bool, null, any; `[T]` an array of T; `{a: T, b?: U}` an
+object with those properties, `obj` a free-form one; `"x"|"y"` an enum's values (`"x"|…` the
+first of a long one); `T|U` a choice (null is left out of a choice: an optional argument may
+simply be omitted). The short form keeps only what a call must carry, the required arguments
+at every level, with `…` where optional ones were left out: `git_log(repo_path: str, …)`.
 
 Nothing here fills an argument in: the router forwards `args` as given (git's `repo_path`
 included, which mcp-server-git confines to the client's workspace), so the signature lists
@@ -123,7 +124,7 @@ class _Renderer:
         if not isinstance(schema, Mapping) or depth > MAX_NESTING:
             return ANY  # `true` or a malformed entry: anything goes
         if "const" in schema:
-            return _literal(schema["const"])
+            return _enum([schema["const"]])
         enum = schema.get("enum")
         if isinstance(enum, list) and enum:
             return _enum(enum)
@@ -182,16 +183,37 @@ def _pointer(root: Mapping[str, Any], ref: str) -> Any:
 
 def _enum(values: list[Any]) -> str:
     """The enum's values, or as many as fit MAX_ENUM_CHARS and MAX_ENUM_VALUES then `…`
-    (the first one always: a caller then has one value that is certainly allowed)."""
+    (the first one always, a caller then having a value that is certainly allowed, unless it is
+    itself too long: then its JSON type)."""
     shown: list[str] = []
     for value in values:
         literal = _literal(value)
+        if not shown and len(literal) > MAX_ENUM_CHARS:
+            return _json_type(value)
         if shown and (
             len(shown) == MAX_ENUM_VALUES or len("|".join([*shown, literal, OMITTED])) > MAX_ENUM_CHARS
         ):
             return "|".join([*shown, OMITTED])
         shown.append(literal)
     return "|".join(shown)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return TYPE_NAMES["boolean"]
+    if isinstance(value, int):
+        return TYPE_NAMES["integer"]
+    if isinstance(value, float):
+        return TYPE_NAMES["number"]
+    if isinstance(value, str):
+        return TYPE_NAMES["string"]
+    return (
+        TYPE_NAMES["array"]
+        if isinstance(value, list)
+        else TYPE_NAMES["object"]
+        if isinstance(value, dict)
+        else ANY
+    )
 
 
 def _names(value: Any) -> list[str]:
