@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 
+import anyio
 import pytest
 import tiktoken
 from mcp import Client
@@ -18,6 +19,7 @@ from mcp import Client
 from router.agents.roles import get_role
 from router.backends.servers import ServersConfig
 from router.catalog.semantic_index import semantic_index
+from router.db import connect
 from router.facade import warmup
 from router.facade.server import RouterState, ServeOptions, build_server
 from router.semantic import static_model
@@ -29,6 +31,9 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def options(seeded_db, tmp_path) -> ServeOptions:
+    # opened once more as a router finds it after a first run: PRAGMA optimize has written its
+    # statistics, and no write-ahead log is left over
+    connect(seeded_db).close()
     return ServeOptions(
         db_path=seeded_db,
         servers=ServersConfig(servers={}),
@@ -53,6 +58,12 @@ def page_of(result) -> dict:
     return json.loads(result.content[0].text)
 
 
+def write_ahead_log(db_path) -> int:
+    """Bytes in the database's -wal file (none or empty until a write on an open connection)."""
+    wal = db_path.with_name(db_path.name + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
 def finds_git_log(page: dict) -> bool:
     """The page's best match (no server is set up here: it is named under `unavailable`)."""
     return page["unavailable"][0]["tools"][0] == "git_log"
@@ -60,6 +71,7 @@ def finds_git_log(page: dict) -> bool:
 
 async def test_serving_loads_the_model_tokenizer_and_indexes_before_any_search(options, cold):
     states: list[RouterState] = []
+    wal_at_start = write_ahead_log(options.db_path)
     async with Client(build_server(options, on_started=states.append)) as client:
         await client.list_tools()
         [state] = states
@@ -68,21 +80,26 @@ async def test_serving_loads_the_model_tokenizer_and_indexes_before_any_search(o
         loaded_model = static_model.default_model.cache_info().currsize
         # the loop's own connection, which searches use, holds the catalog's vectors already
         vectors = len(semantic_index(state.db.conn))
+        # and the first audit row will not have to start the file's write-ahead log
+        wal_before_any_call = write_ahead_log(options.db_path)
         page = page_of(await client.call_tool("mcp_search_tools", {"query": "show the commit log"}))
     assert loaded_tokenizer == 1 and loaded_model == 1
     assert vectors == 183
+    assert wal_at_start == 0 and wal_before_any_call > 0
     assert finds_git_log(page)
 
 
 async def test_with_the_warm_up_off_the_first_search_loads_everything(options, cold, monkeypatch):
     monkeypatch.setenv(warmup.SETTING, "off")
     states: list[RouterState] = []
+    wal_at_start = write_ahead_log(options.db_path)
     async with Client(build_server(options, on_started=states.append)) as client:
         await states[0].warmup.ready()
         before = _encoding.cache_info().currsize, len(semantic_index(states[0].db.conn))
+        wal = write_ahead_log(options.db_path)
         page = page_of(await client.call_tool("mcp_search_tools", {"query": "show the commit log"}))
         after = _encoding.cache_info().currsize, len(semantic_index(states[0].db.conn))
-    assert before == (0, 0) and after == (1, 183)
+    assert before == (0, 0) and after == (1, 183) and wal == wal_at_start == 0
     assert finds_git_log(page)
 
 
@@ -164,3 +181,27 @@ def test_a_real_serve_warms_up_after_its_ready_line_and_says_when_warming_fails(
     ready = stderr.index("context-router serve: ready on stdio")
     failed = stderr.index("warming up search failed")
     assert ready < failed and "CONTEXT_ROUTER_SEMANTIC_MODEL" in stderr[failed:]
+
+
+async def test_the_warm_up_waits_for_the_clients_tools_list_so_the_handshake_runs_alone(
+    options, cold, monkeypatch
+):
+    monkeypatch.setattr(warmup, "START_BY_S", 60.0)
+    states: list[RouterState] = []
+    async with Client(build_server(options, on_started=states.append)) as client:
+        await anyio.sleep(0.3)  # handshake done (the Client's initialize), tools not listed yet
+        during_handshake = _encoding.cache_info().currsize
+        await client.list_tools()
+        with anyio.fail_after(20):  # started by tools/list, long before the 60 s fallback
+            await states[0].warmup.ready()
+        after_tools_list = _encoding.cache_info().currsize
+    assert during_handshake == 0 and after_tools_list == 1
+
+
+async def test_without_a_client_the_warm_up_starts_after_a_while(options, cold, monkeypatch):
+    monkeypatch.setattr(warmup, "START_BY_S", 0.1)
+    states: list[RouterState] = []
+    async with Client(build_server(options, on_started=states.append)):
+        await states[0].warmup.ready()  # no tools/list, no call: the timer starts it
+        loaded = _encoding.cache_info().currsize
+    assert loaded == 1

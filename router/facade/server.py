@@ -146,7 +146,8 @@ def build_server(
             if on_stopped is not None:
                 on_stopped()
 
-    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+    async def list_tools(ctx: Any, _params: Any) -> types.ListToolsResult:
+        ctx.lifespan_context.warmup.client_arrived()
         return TOOLS_LIST_RESULT
 
     async def call_tool(
@@ -161,6 +162,7 @@ def build_server(
             )
         try:
             state.refresh_servers()
+            state.warmup.client_arrived()
             if params.name == SEARCH_TOOLS:
                 await state.warmup.ready()  # never a second load beside the warm-up's
             workspace = await _workspace(state, ctx, params)
