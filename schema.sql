@@ -70,6 +70,15 @@ CREATE TABLE IF NOT EXISTS tools (
     -- with $schema, else 2020-12, else draft-04 for schemas written in its style), or
     -- 'unchecked' for a spec-valid tool whose schema no validator accepts
     arg_validator   TEXT NOT NULL DEFAULT 'draft2020-12',
+    -- router field: short requests in everyday words that the tool answers, one per line
+    -- (indexed in tools_fts and embedded one by one, example_embeddings). Version 12, like the
+    -- two below.
+    examples        TEXT NOT NULL DEFAULT '',
+    -- 1 when the tool's own description or title says it is deprecated
+    -- (router/catalog/deprecation.py); replaced_by: the catalog name of the tool of the same
+    -- server that it names as its replacement, when there is one. Search ranks it below that one.
+    deprecated      INTEGER NOT NULL DEFAULT 0 CHECK (deprecated IN (0, 1)),
+    replaced_by     TEXT,
     UNIQUE (server, backend_name)
 ) STRICT;
 
@@ -78,27 +87,35 @@ CREATE INDEX IF NOT EXISTS tools_by_server ON tools(server);
 -- External-content FTS5 index over tools: the text lives once, in tools; the triggers
 -- below keep the index in step with every insert, update and delete.
 -- porter stemming so 'installing' finds 'install'; unicode61 folds case and diacritics.
+-- The examples (how people ask for the tool) have a column of their own, so their words
+-- carry a weight of their own (router/catalog/search.py COLUMN_WEIGHTS).
 CREATE VIRTUAL TABLE IF NOT EXISTS tools_fts USING fts5(
-    name_words, description, arg_text, triggers, boost,
+    name_words, description, arg_text, triggers, boost, examples,
     content='tools', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 
 CREATE TRIGGER IF NOT EXISTS tools_ai AFTER INSERT ON tools BEGIN
-    INSERT INTO tools_fts(rowid, name_words, description, arg_text, triggers, boost)
-    VALUES (new.id, new.name_words, new.description, new.arg_text, new.triggers, new.boost);
+    INSERT INTO tools_fts(rowid, name_words, description, arg_text, triggers, boost, examples)
+    VALUES (new.id, new.name_words, new.description, new.arg_text, new.triggers, new.boost,
+            new.examples);
 END;
 
 CREATE TRIGGER IF NOT EXISTS tools_ad AFTER DELETE ON tools BEGIN
-    INSERT INTO tools_fts(tools_fts, rowid, name_words, description, arg_text, triggers, boost)
-    VALUES ('delete', old.id, old.name_words, old.description, old.arg_text, old.triggers, old.boost);
+    INSERT INTO tools_fts(tools_fts, rowid, name_words, description, arg_text, triggers, boost,
+                          examples)
+    VALUES ('delete', old.id, old.name_words, old.description, old.arg_text, old.triggers,
+            old.boost, old.examples);
 END;
 
 CREATE TRIGGER IF NOT EXISTS tools_au AFTER UPDATE ON tools BEGIN
-    INSERT INTO tools_fts(tools_fts, rowid, name_words, description, arg_text, triggers, boost)
-    VALUES ('delete', old.id, old.name_words, old.description, old.arg_text, old.triggers, old.boost);
-    INSERT INTO tools_fts(rowid, name_words, description, arg_text, triggers, boost)
-    VALUES (new.id, new.name_words, new.description, new.arg_text, new.triggers, new.boost);
+    INSERT INTO tools_fts(tools_fts, rowid, name_words, description, arg_text, triggers, boost,
+                          examples)
+    VALUES ('delete', old.id, old.name_words, old.description, old.arg_text, old.triggers,
+            old.boost, old.examples);
+    INSERT INTO tools_fts(rowid, name_words, description, arg_text, triggers, boost, examples)
+    VALUES (new.id, new.name_words, new.description, new.arg_text, new.triggers, new.boost,
+            new.examples);
 END;
 
 -- One row per catalog load that changed something; a load identical to the current
@@ -593,6 +610,20 @@ CREATE TABLE IF NOT EXISTS tool_embeddings (
     PRIMARY KEY (definition_hash, model)
 ) STRICT, WITHOUT ROWID;
 
+-- One vector per example request (tools.examples, one per line) and model: keyed by the b3:
+-- hash of the example's text (router/catalog/example_vectors.py), so an example is embedded
+-- once, whatever tools share it, and again only when its text or the model changes. A tool's
+-- semantic score is its best cosine over its own vector and its examples'.
+CREATE TABLE IF NOT EXISTS example_embeddings (
+    example_hash TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    dim          INTEGER NOT NULL CHECK (dim > 0),
+    scale        REAL NOT NULL CHECK (scale >= 0),
+    vector       BLOB NOT NULL CHECK (length(vector) = dim),
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (example_hash, model)
+) STRICT, WITHOUT ROWID;
+
 -- The grouping of a large catalog's vectors for search (router/catalog/vector_groups.py):
 -- computed by a load that changes the vectors of a catalog above the size search scores
 -- whole, so a search process reads it instead of grouping 100,000 vectors itself (k-means,
@@ -697,5 +728,13 @@ CREATE TRIGGER IF NOT EXISTS catalog_version_embeddings_ai AFTER INSERT ON tool_
 END;
 
 CREATE TRIGGER IF NOT EXISTS catalog_version_embeddings_ad AFTER DELETE ON tool_embeddings BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS catalog_version_example_embeddings_ai AFTER INSERT ON example_embeddings BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS catalog_version_example_embeddings_ad AFTER DELETE ON example_embeddings BEGIN
     UPDATE catalog_version SET version = version + 1 WHERE id = 1;
 END;

@@ -1,5 +1,5 @@
 """`make bench` = `python -m bench`: run every module in BENCHES, print each result, and
-write them into README.md (between the bench markers), bench/results.json and the chart.
+write them into docs/benchmarks.md (between the bench markers), bench/results.json and the chart.
 
 A bench module offers `run(options) -> Section` (bench/report.py).
 """
@@ -9,7 +9,7 @@ import importlib
 import sys
 import time
 
-from bench.report import Options, write_readme_block, write_results
+from bench.report import Options, write_benchmarks_page, write_results
 
 BENCHES = [
     "bench.quality",
@@ -20,8 +20,10 @@ BENCHES = [
     "bench.page_tokens",
     "bench.signatures",
     "bench.warm_start",
+    "bench.page_quality",
     "bench.static_encode",
     "bench.install_size",
+    "bench.node_size",
 ]
 SIZES = (1_000, 10_000, 100_000, 250_000)
 
@@ -34,7 +36,7 @@ def main(argv: list[str]) -> int:
         help="catalog sizes for the latency benchmark (comma-separated)",
     )
     parser.add_argument("--only", action="append", help="run only this bench module (repeatable)")
-    parser.add_argument("--no-write", action="store_true", help="print only; leave README alone")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument(
         "--dev",
         action="store_true",
@@ -58,9 +60,9 @@ def main(argv: list[str]) -> int:
         )
         sections.append(section)
     if options.write and not args.only:
-        write_readme_block(sections)
+        write_benchmarks_page(sections)
         write_results(sections)
-        print("results written to README.md and bench/results.json")
+        print("results written to docs/benchmarks.md and bench/results.json")
     return 0
 
 

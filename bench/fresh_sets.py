@@ -2,7 +2,7 @@
 
 Added after MetaTool and LiveMCPBench had been looked at (they became development sets), and
 converted, checked for sanity (counts, every relevant name a catalog tool) and frozen before
-the router's figures on them were ever computed (README "Benchmark" has the protocol). Each
+the router's figures on them were ever computed (docs/benchmarks.md has the protocol). Each
 is read from a checkout or bare clone of its public repository at the commit named here and
 written under bench/public/, which git ignores (fetched data stays out of the project's commits).
 

@@ -31,7 +31,7 @@ from bench.baseline import Bm25Baseline
 from bench.load import load_synthetic
 from bench.paths import CHART
 from bench.plain_fts5 import PlainFts5
-from bench.report import Options, Section, markdown_table
+from bench.report import Options, Section, link_from_page, markdown_table
 from bench.tantivy_engine import Tantivy
 from router.catalog.evaluation import QueryLine, quality, router_ranker, run_ranker
 from router.catalog.query_words import MAX_QUERY_CHARS, stop_words
@@ -363,6 +363,7 @@ def run(options: Options) -> Section:
         f"({', '.join(f'{BASELINE_SAMPLE.get(n, 20)} at {n:,}' for n in options.sizes)}). "
         f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end of the run; the CPU "
         f"column is the search thread's own CPU time, which waiting for a busy core does not "
-        f"inflate. Chart: `bench/latency.png`.\n\n![latency against catalog size](bench/latency.png)"
+        f"inflate. Chart: `bench/latency.png`.\n\n"
+        f"![latency against catalog size]({link_from_page(CHART)})"
     )
     return Section("Latency against catalog size", markdown, {"sizes": results, "bars": checks})

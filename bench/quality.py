@@ -1,6 +1,6 @@
 """Quality: the router against two baselines on every query set, measured in the same run.
 
-Sets (README "Benchmark" has the protocol):
+Sets (docs/benchmarks.md has the protocol):
 - Development sets, which tuning may look at: BFCL v4 (bench/bfcl.py), the seeded catalog's
   queries (bench/queries/seeded.jsonl), MetaTool and LiveMCPBench (bench/public_sets.py).
 - Held-out sets, converted and frozen before the router's figures on them were computed, and
@@ -276,7 +276,7 @@ def unavailable_rule(scratch: Path) -> dict:
 
 # How to make a public set that is not converted on this machine (its data is never committed:
 # it comes from a repository fetched by hand, see bench/public_sets.py and bench/fresh_sets.py).
-CONVERT_HINT = "python -m bench.public_sets|fresh_sets NAME GIT_DIR (README: Benchmark)"
+CONVERT_HINT = "python -m bench.public_sets|fresh_sets NAME GIT_DIR (docs/benchmarks.md)"
 
 
 def set_present(spec: tuple) -> bool:

@@ -4,9 +4,7 @@ __version__ = "0.1.0"
 
 import os
 
-# numpy's OpenBLAS runs a matrix product on a thread per core. A search multiplies a few
-# hundred 256-d vectors, where threads only cost: on the 2-core bench machine, busy, one
-# 10,000-row product took 8 ms with them and 0.28 ms on one thread. OpenBLAS reads this when
-# numpy is first imported, which is always after this package's own import; a value the user
-# set wins. Backends do not inherit it (they get the MCP SDK's default environment).
+# numpy's OpenBLAS runs a matrix product on a thread per core; search's products are small,
+# where threads only add overhead (docs/research.md has the figures). OpenBLAS reads this at
+# numpy's first import, which always follows this one; a value the user set wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -19,7 +19,7 @@ from router.errors import MissingDatabaseError, SchemaVersionError
 from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -150,6 +150,24 @@ ALTER TABLE audit ADD COLUMN read_only_source TEXT;
 # Version 11: tools_fts_instances, the FTS5 vocabulary table of every term's hits, which
 # search reads postings from. A virtual table over the existing index: nothing to rebuild.
 
+# Version 12: tools.examples (how people ask for a tool), indexed in a column of its own in
+# tools_fts, and tools.deprecated / replaced_by; example_embeddings, one vector per example.
+# An FTS5 table cannot gain a column: the index, its triggers and its two vocabulary tables
+# are dropped here, schema.sql creates them in their new shape, and the index is rebuilt from
+# tools after it (REBUILDS). The new columns start empty; the next catalog load fills them in.
+ADD_TOOL_EXAMPLES_AND_DEPRECATION = """
+ALTER TABLE tools ADD COLUMN examples TEXT NOT NULL DEFAULT '';
+ALTER TABLE tools ADD COLUMN deprecated INTEGER NOT NULL DEFAULT 0 CHECK (deprecated IN (0, 1));
+ALTER TABLE tools ADD COLUMN replaced_by TEXT;
+DROP TRIGGER IF EXISTS tools_ai;
+DROP TRIGGER IF EXISTS tools_ad;
+DROP TRIGGER IF EXISTS tools_au;
+DROP TABLE IF EXISTS tools_fts_terms;
+DROP TABLE IF EXISTS tools_fts_instances;
+DROP TABLE IF EXISTS tools_fts;
+"""
+REBUILD_SEARCH_INDEX = "INSERT INTO tools_fts(tools_fts) VALUES ('rebuild')"
+
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
 # by N. They run before schema.sql, whose views may already read what they add.
@@ -158,7 +176,10 @@ UPGRADES: dict[int, str] = {
     3: ADD_TOOL_OUTPUT_SCHEMA_AND_TITLE,
     5: REBUILD_BREAKGLASS_TABLES,
     7: ADD_READ_ONLY_SOURCE_AND_ARG_VALIDATOR,
+    12: ADD_TOOL_EXAMPLES_AND_DEPRECATION,
 }
+# The statements bringing a file to version N that need schema.sql's objects, run after it.
+REBUILDS: dict[int, str] = {12: REBUILD_SEARCH_INDEX}
 
 # apsw's recommended busy timeout is 100 ms; several router, break-glass and CLI processes
 # share one file, and the set-up pragmas themselves (WAL, optimize) need a lock, so a
@@ -277,11 +298,14 @@ def ensure_schema(conn: apsw.Connection) -> None:
             )
         if current == SCHEMA_VERSION:
             return
-        if current > 0:
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                if version in UPGRADES:
-                    conn.execute(UPGRADES[version])
+        upgraded = range(current + 1, SCHEMA_VERSION + 1) if current > 0 else range(0)
+        for version in upgraded:
+            if version in UPGRADES:
+                conn.execute(UPGRADES[version])
         conn.execute(script)
+        for version in upgraded:
+            if version in REBUILDS:
+                conn.execute(REBUILDS[version])
         conn.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
 
 

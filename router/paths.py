@@ -83,6 +83,16 @@ def build_command(db_path: Path) -> str:
     return f"context-router catalog --db {shlex.quote(str(db_path))}"
 
 
+def setup_command(db_path: Path) -> str:
+    """The first set-up that builds the catalog in db_path, as the user would type it here:
+    `make catalog` in a checkout (its Makefile installs the rest), else `context-router init`
+    (the catalog, the user's servers file and the npm backends)."""
+    command = build_command(db_path)
+    if command.startswith("make "):
+        return command
+    return command.replace("context-router catalog", "context-router init", 1)
+
+
 def user_servers_file() -> Path:
     """The user's own servers, layered over the shipped ones (may not exist yet)."""
     return user_config_dir() / USER_SERVERS_NAME

@@ -9,6 +9,7 @@ from jsonschema import Draft202012Validator
 
 from router.catalog.harvest import HarvestReport, merge
 from router.catalog.load import load_catalog
+from router.catalog.models import ROUTER_FIELDS
 from router.catalog.search import search
 from router.catalog.sources import read_seed_dir
 from router.db import query_dicts
@@ -433,7 +434,7 @@ def test_harvest_keeps_a_read_only_review_like_triggers_and_boost():
     # accepting would drop the review and make the tool mutating again)
     seed = json.loads((SEEDS_DIR / "adb.json").read_text())
     reviewed = next(tool for tool in seed["tools"] if "router" in tool)
-    live = {k: v for k, v in reviewed.items() if k not in ("triggers", "boost", "router")}
+    live = {k: v for k, v in reviewed.items() if k not in ROUTER_FIELDS}
     report = HarvestReport(SEEDS_DIR / "adb.json")
     merged = merge({"tools": [reviewed]}, [live], False, report)
     assert report.unchanged == [reviewed["name"]] and report.changed == {}

@@ -53,8 +53,13 @@ def test_a_damaged_file_is_a_message(tmp_path, command):
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_file_that_cannot_be_opened_is_one_line(tmp_path, command):
     db = tmp_path / "no-such-dir" / "x.db"
-    # catalog may create a file but not its directory; the others refuse a missing file
-    words = ("cannot be opened",) if command == "catalog" else ("does not exist",)
+    # catalog makes a missing directory (what the others' errors tell the user to run), so
+    # it is refused one that cannot be made: a file stands where the directory would be
+    words = ("does not exist",)
+    if command == "catalog":
+        db = tmp_path / "a-file" / "x.db"
+        db.parent.write_text("not a directory")
+        words = ("cannot be created", f"its directory {db.parent} cannot be made")
     if command == "break-glass":
         words = ("cannot be opened",)  # a server: it opens (and may create) its ledger file
     assert_refused(run(command, db), command, str(db), *words)

@@ -59,7 +59,7 @@ def test_a_relative_data_dir_is_refused(tmp_path, capsys):
     assert not (tmp_path / GATEWAY_FILE).exists()
 
 
-def test_readme_documents_the_command_and_the_measured_numbers():
+def test_the_docs_document_the_command_and_the_measured_numbers():
     """Docs that cannot drift: the options, the companions, and the token figures quoted."""
     import json
 
@@ -67,10 +67,9 @@ def test_readme_documents_the_command_and_the_measured_numbers():
     from router.configs.companions import COMPANIONS, CONTEXT_MODE
     from router.configs.naming import router_entry_name
     from router.configs.surface import offered_tools
-    from tests.project import PROJECT_ROOT
+    from tests.docs_support import doc_text
 
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Generated configs: OpenCode and agentgateway") :]
+    section = doc_text("docs/configs.md")
     for text in ("context-router configs", "--check", "--out", "--data-dir", "port 3000"):
         assert text in section, text
     for companion in COMPANIONS:

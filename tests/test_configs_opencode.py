@@ -18,6 +18,7 @@ from router.configs.generate import OPENCODE_FILE
 from router.configs.naming import router_entry_name
 from router.configs.opencode_config import BREAK_GLASS_ENTRY
 from router.configs.surface import SURFACE_BUDGET_TOKENS, offered_tools, visible_surface
+from router.db import connect
 from router.facade.definitions import meta_tool_definitions
 from router.paths import CONFIGS_DIR, ROLES_DIR
 from tests.project import PROJECT_ROOT
@@ -211,6 +212,7 @@ def test_opencode_starts_and_connects_every_router_entry(tmp_path, committed):
     env = scratch.env()
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # context-router
     env["CONTEXT_ROUTER_DB"] = str(tmp_path / "router.db")
+    connect(tmp_path / "router.db").close()  # an empty catalog: serve refuses a missing one
     result = subprocess.run(
         [str(OPENCODE_BIN), "mcp", "list"],
         cwd=scratch.project,

@@ -218,3 +218,20 @@ def test_doctor_outside_a_repository_passes_when_nothing_else_is_wrong(tmp_path,
     assert status == 0, out
     assert f"note    workspace {plain}: not a git repository" in out
     assert "→ open the agent in a git repository" in out and "roots" in out
+
+
+def test_only_a_shebang_that_runs_node_makes_a_node_program(tmp_path):
+    from router.backends.doctor import _is_node_program
+
+    def script(name: str, first_line: str) -> str:
+        path = tmp_path / name
+        path.write_text(first_line + "\nrest\n")
+        return str(path)
+
+    assert _is_node_program(script("a", "#!/usr/bin/env node"))
+    assert _is_node_program(script("b", "#!/usr/bin/env -S node --no-warnings"))
+    assert _is_node_program(script("c", "#!/opt/node-20/bin/node"))
+    # a Python script in a directory whose name says node (e.g. a checkout called node-tools)
+    assert not _is_node_program(script("d", "#!/home/me/node-tools/.venv/bin/python"))
+    assert not _is_node_program(script("e", "#!/usr/bin/env python3 # node"))
+    assert not _is_node_program(script("f", "no shebang node"))

@@ -60,12 +60,14 @@ def test_a_load_embeds_every_tool_with_the_catalog_model(conn):
     model = Counted()
     summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[], model=model)
     embedded = rows(conn)
-    assert len(embedded) == summary.total and summary.embedded == len(model.texts) > 0
+    assert len(embedded) == summary.total and summary.embedded > 0
     assert {m for m, _, _ in embedded.values()} == {model.identity}
     assert {d for _, d, _ in embedded.values()} == {model.dim}
-    # one definition, one vector: what was encoded is each distinct definition's text once
+    # one definition, one vector, and one per distinct example text: nothing encoded twice
     distinct = conn.execute("SELECT count(DISTINCT definition_hash) FROM tools").fetchone()[0]
-    assert len(model.texts) == distinct
+    examples = conn.execute("SELECT count(*) FROM example_embeddings").fetchone()[0]
+    assert summary.embedded == distinct and summary.examples_embedded == examples > 0
+    assert len(model.texts) == distinct + examples == len(set(model.texts))
     assert f"{summary.embedded} embedded" in summary.one_line()
 
 
@@ -106,8 +108,9 @@ def test_a_new_model_re_embeds_everything_and_drops_the_old_models_vectors(conn)
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     other = Counted(identity="static:another-model:b3:00")
     summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[], model=other)
-    assert summary.embedded == len(other.texts) > 0
+    assert summary.embedded + summary.examples_embedded == len(other.texts) > 0
     assert {m for m, _, _ in rows(conn).values()} == {other.identity}
+    assert conn.execute("SELECT DISTINCT model FROM example_embeddings").fetchall() == [(other.identity,)]
 
 
 def test_a_model_that_fails_leaves_the_old_catalog_and_its_vectors_whole(conn, tmp_path):

@@ -1,6 +1,6 @@
-"""The README's serving section cannot drift: its OpenCode lines are run by the real
-`opencode` binary, its .mcp.json parses and names the real command, and every `serve`
-option is documented."""
+"""The serving and client docs cannot drift: every `serve` option is in docs/serving.md, the
+Claude Code .mcp.json in docs/clients.md names the real command, and the OpenCode configs of
+docs/clients.md and the README are run by the real `opencode` binary."""
 
 import json
 import os
@@ -11,23 +11,24 @@ from pathlib import Path
 import pytest
 
 from router.cli import build_parser
+from tests.docs_support import doc_text
 from tests.facade_support import NPM_BIN, PROJECT_ROOT
 
-README = PROJECT_ROOT / "README.md"
 PLACEHOLDER = "/path/to/context-router"
+SERVING = doc_text("docs/serving.md")
+CLIENTS = doc_text("docs/clients.md")
 
 
-def serving_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Serving: attach an agent")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else None]
-
-
-def json_block_after(heading: str) -> dict:
-    section = serving_section()
-    after = section[section.index(heading) :]
+def json_block_after(text: str, heading: str) -> dict:
+    after = text[text.index(heading) :]
     return json.loads(re.search(r"```json\n(.*?)```", after, re.DOTALL).group(1))
+
+
+# the OpenCode configs the pages show, each run by the real opencode below
+OPENCODE_CONFIGS = {
+    "docs/clients.md": lambda: json_block_after(CLIENTS, "## OpenCode"),
+    "README.md": lambda: json_block_after(doc_text("README.md"), "OpenCode, `opencode.json`"),
+}
 
 
 def serve_options() -> set[str]:
@@ -38,26 +39,27 @@ def serve_options() -> set[str]:
 
 
 def test_every_serve_option_is_documented():
-    section = serving_section()
+    section = SERVING[SERVING.index("## Options") :]
     assert serve_options() == {"--db", "--role", "--servers", "--workspace", "--http", "--no-wake-on-search"}
     for option in serve_options():
-        assert f"`{option}" in section, f"{option} is not in the README's serving section"
+        assert f"`{option}" in section, f"{option} is not in docs/serving.md's options"
 
 
 def test_claude_code_mcp_json_names_the_real_command():
-    config = json_block_after("### Claude Code")["mcpServers"]["context-router"]
+    config = json_block_after(CLIENTS, "## Claude Code")["mcpServers"]["context-router"]
     command = Path(config["command"].replace(PLACEHOLDER, str(PROJECT_ROOT)))
     assert command == PROJECT_ROOT / ".venv" / "bin" / "context-router" and command.exists()
     assert config["args"][0] == "serve"
-    assert "claude mcp add context-router -e CONTEXT_ROUTER_ROLE=staff-backend --" in serving_section()
+    assert "claude mcp add context-router -e CONTEXT_ROUTER_ROLE=staff-backend --" in CLIENTS
 
 
 @pytest.mark.slow
-def test_opencode_connects_with_the_readme_config(tmp_path, db_path):
+@pytest.mark.parametrize("shown_in", sorted(OPENCODE_CONFIGS))
+def test_opencode_connects_with_the_config_the_docs_show(tmp_path, db_path, shown_in):
     from router.db import connect
 
     connect(db_path).close()
-    config = json.dumps(json_block_after("### OpenCode"))
+    config = json.dumps(OPENCODE_CONFIGS[shown_in]())
     config = config.replace(f"{PLACEHOLDER}/router.db", str(db_path)).replace(PLACEHOLDER, str(PROJECT_ROOT))
     project = tmp_path / "project"
     project.mkdir()

@@ -43,7 +43,9 @@ def test_harvest_writes_a_valid_seed_then_keeps_triggers_and_flags_changes(tmp_p
     by_name = {t["name"]: t for t in raw["tools"]}
     by_name["whoami"]["triggers"] = ["which process answers"]
     by_name["whoami"]["boost"] = ["pid"]
+    by_name["whoami"]["examples"] = ["who is answering my calls", "what is the server's process id"]
     by_name["shout"]["description"] = "An old description."
+    by_name["shout"]["examples"] = ["say this louder"]
     raw["tools"].append(
         {
             "name": "retired_tool",
@@ -61,12 +63,15 @@ def test_harvest_writes_a_valid_seed_then_keeps_triggers_and_flags_changes(tmp_p
     assert kept["shout"]["description"] == "An old description."  # not silently swapped
     assert "retired_tool" in kept
     assert kept["whoami"]["triggers"] == ["which process answers"] and kept["whoami"]["boost"] == ["pid"]
+    # how people ask for a tool is the router's too: an unchanged tool keeps its examples
+    assert kept["whoami"]["examples"] == ["who is answering my calls", "what is the server's process id"]
 
     assert harvest(tmp_path, "--accept-changed") == 0
     accepted = {t["name"]: t for t in json.loads(seed_file.read_text(encoding="utf-8"))["tools"]}
     assert accepted["shout"]["description"] == "Repeat the text in capitals."
     assert "retired_tool" not in accepted
     assert accepted["whoami"]["triggers"] == ["which process answers"]
+    assert accepted["shout"]["examples"] == ["say this louder"]  # kept through an accepted change
 
     # harvesting again changes nothing
     before = seed_file.read_bytes()

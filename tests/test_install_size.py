@@ -18,3 +18,16 @@ def test_sizes_are_each_distributions_record_and_the_model_directory():
     assert rows[numpy_row] > 10 * install_size.MB  # its compiled libraries, not only its Python
     model_bytes = rows["the model (model/)"]
     assert model_bytes >= sum((MODEL_DIR / name).stat().st_size for name in MODEL_FILES)
+
+
+def test_the_node_bench_splits_the_wheel_into_parts_that_add_up(tmp_path):
+    from bench import node_size
+
+    parts = dict(node_size.node_parts())
+    dist = install_size.installed()[node_size.NODE_DISTRIBUTION]
+    assert sum(parts.values()) == sum(file.size or 0 for file in dist.files or [])
+    assert parts["node (the executable)"] > 50 * install_size.MB  # the binary is most of it
+    assert node_size.default_install_bytes() > sum(parts.values())
+    # the pinned backends as the checkout's make install laid them out; none in an empty prefix
+    assert node_size.npm_backends_bytes() > install_size.MB
+    assert node_size.npm_backends_bytes(tmp_path) is None

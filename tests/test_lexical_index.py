@@ -133,3 +133,23 @@ def test_filters_apply_to_the_candidates(conn, tmp_path):
     assert names() == {"read_notes", "write_notes", "sync_notes"}
     assert names(may_call_mutating=False) == {"read_notes", "sync_notes"}
     assert names(hidden_servers=["cloud"]) == {"read_notes", "write_notes"}
+
+
+def test_coverage_is_the_share_of_the_query_words_idf_a_tool_holds(conn, tmp_path):
+    tools = [
+        tool("archive_folder", "Archive a folder."),
+        tool("weather_now", "Weather for a city."),
+        tool("both", "Archive the weather folder."),
+        tool("neither", "Something else entirely."),
+    ]
+    load(conn, tmp_path, tools)
+    index = lexical.lexical_index(conn).refresh(None, COLUMN_WEIGHTS)
+    terms = idfs(conn, ["archiv", "weather"])
+    terms.append(("nowhere", 2.0))  # a term no row holds: its IDF counts, no row has it
+    ids = dict(conn.execute("SELECT name, id FROM tools").fetchall())
+    total = sum(weight for _, weight in terms)
+    covered = index.coverage(terms, ids.values())
+    assert covered[ids["archive_folder"]] == pytest.approx(terms[0][1] / total)
+    assert covered[ids["weather_now"]] == pytest.approx(terms[1][1] / total)
+    assert covered[ids["both"]] == pytest.approx((terms[0][1] + terms[1][1]) / total)
+    assert covered[ids["neither"]] == 0.0

@@ -15,7 +15,14 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_a_first_make_run_announces_each_install_step(tmp_path):
-    for name in ("Makefile", "pyproject.toml", "requirements-core.lock", "requirements-dev.lock"):
+    for name in (
+        "Makefile",
+        "pyproject.toml",
+        "requirements-core.lock",
+        "requirements-dev.lock",
+        "configs/npm-backends.txt",
+    ):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         shutil.copy(CHECKOUT_ROOT / name, tmp_path / name)  # type: ignore[operator]
     # a dry run in a tree with no .venv: what a fresh clone's `make run` would do, in order
     done = subprocess.run(

@@ -372,17 +372,17 @@ def test_cli_rejects_an_invalid_brief_and_a_bad_profile(capsys, tmp_path):
         assemble("staff-backend", brief=_brief(write_brief(tmp_path / "b2.json")), profile="core")
 
 
-def test_readme_states_the_real_prefix_size(prompts, encoding):
-    """The README's numbers are measured, not remembered: they must match the prompt."""
-    from tests.project import PROJECT_ROOT
+def test_the_docs_state_the_real_prefix_size(prompts, encoding):
+    """docs/roles.md's numbers are measured, not remembered: they must match the prompt."""
+    from tests.docs_support import doc_text
 
-    readme = " ".join((PROJECT_ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(doc_text("docs/roles.md").split())
     found = re.search(
         r"frozen prefix is ([\d,]+) bytes and ([\d,]+) tokens \(cl100k_base\); layer 1 alone is "
         r"([\d,]+) bytes \(([\d,]+) tokens\)",
         readme,
     )
-    assert found, "README no longer states the frozen prefix size"
+    assert found, "docs/roles.md no longer states the frozen prefix size"
     size, tokens, layer1, layer1_tokens = (int(g.replace(",", "")) for g in found.groups())
     prompt = prompts["director"]
     assert size == prompt.frozen_prefix_bytes

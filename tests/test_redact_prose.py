@@ -1,6 +1,6 @@
 """Secrets told in prose: `my password is correct horse battery staple` loses the rest of the
-clause, while prose that talks about passwords (the README, the role prompts, the config, every
-seed tool's description) loses nothing to it."""
+clause, while prose that talks about passwords (the README and docs/, the role prompts, the
+config, every seed tool's description) loses nothing to it."""
 
 import json
 
@@ -8,7 +8,7 @@ import pytest
 
 from router.paths import CONFIGS_DIR, ROLES_DIR, SEEDS_DIR
 from router.redact import REDACTED, Redactor
-from tests.facade_support import PROJECT_ROOT
+from tests.docs_support import DOC_FILES
 
 PROSE = "secret in prose"
 # each shape, and the part of it that must go
@@ -88,7 +88,7 @@ def _seed_prose() -> str:
 
 
 CORPUS = {
-    "README.md": lambda: (PROJECT_ROOT / "README.md").read_text(encoding="utf-8"),
+    "README.md and docs/": lambda: "\n".join(p.read_text(encoding="utf-8") for p in DOC_FILES),
     "roles": lambda: "\n".join(p.read_text(encoding="utf-8") for p in sorted(ROLES_DIR.rglob("*.md"))),
     "breakglass.toml": lambda: (CONFIGS_DIR / "breakglass.toml").read_text(encoding="utf-8"),
     "seed descriptions": _seed_prose,

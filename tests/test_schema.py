@@ -12,11 +12,12 @@ from router.catalog.tool_schema import inspect_tool
 from router.errors import SchemaVersionError
 from router.paths import SCHEMA_FILE, SEEDS_DIR
 
-# What the last version-1, -2 and -3 routers created; real old files, not hand-made
+# What the last version-1, -2, -3 and -11 routers created; real old files, not hand-made
 # approximations.
 SCHEMA_V1 = Path(__file__).parent / "golden" / "schema_v1.sql"
 SCHEMA_V2 = Path(__file__).parent / "golden" / "schema_v2.sql"
 SCHEMA_V3 = Path(__file__).parent / "golden" / "schema_v3.sql"
+SCHEMA_V11 = Path(__file__).parent / "golden" / "schema_v11.sql"
 
 PROMISED_VIEWS = {
     "v_catalog_per_profile",
@@ -231,7 +232,15 @@ def test_version_1_file_goes_through_every_step_and_keeps_its_rows(db_path):
     conn = db.connect(db_path)
     assert db.schema_version(conn) == db.SCHEMA_VERSION
     assert "deadline_at" in audit_columns(conn)
-    assert columns(conn, "tools")[-4:] == ["output_schema", "title", "read_only_source", "arg_validator"]
+    assert columns(conn, "tools")[-7:] == [
+        "output_schema",
+        "title",
+        "read_only_source",
+        "arg_validator",
+        "examples",
+        "deprecated",
+        "replaced_by",
+    ]
     assert conn.execute("SELECT target, outcome, deadline_at FROM audit ORDER BY id").fetchall() == [
         ("whoami", "ok", None),
         ("hang_forever", "started", None),
@@ -254,7 +263,7 @@ def test_version_2_file_gains_output_schema_and_title_and_keeps_its_rows(db_path
 
     conn = db.connect(db_path)
     assert db.schema_version(conn) == db.SCHEMA_VERSION
-    assert columns(conn, "tools")[-4:-2] == ["output_schema", "title"]
+    assert columns(conn, "tools")[-7:-5] == ["output_schema", "title"]
     assert conn.execute(f"SELECT id, {V2_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall() == tools_before
     assert conn.execute(
         "SELECT count(*) FROM tools WHERE output_schema IS NOT NULL OR title IS NOT NULL"
@@ -292,6 +301,14 @@ def test_first_load_after_the_upgrade_fills_in_output_schema_and_title(db_path, 
         )
     }
     assert len(reviewed) > 100
+    # and version 12's examples and deprecation
+    with_examples = {
+        name
+        for (name,) in apsw.Connection(str(seeded)).execute(
+            "SELECT name FROM tools WHERE examples <> '' OR deprecated = 1"
+        )
+    }
+    reviewed |= with_examples
     assert {"read_graph", "get_current_time", "read_text_file"} <= with_either
     hashes = dict(conn.execute("SELECT name, definition_hash FROM tools"))
 
@@ -436,4 +453,52 @@ def test_version_3_file_learns_who_decided_read_only_and_keeps_its_rows(db_path,
     assert conn.execute(
         "SELECT mutating, read_only_source FROM tools WHERE name = 'ghidra_decompile_function'"
     ).fetchone() == (0, "router-review")
+    conn.close()
+
+
+V11_TOOL_COLUMNS = f"{V2_TOOL_COLUMNS}, output_schema, title, read_only_source, arg_validator"
+
+
+def make_v11_file_with_catalog(path, *, catalog_of) -> None:
+    """A file as a version-11 router left it: the catalog of `catalog_of` without the version-12
+    columns, its five-column search index built, and its vectors."""
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(SCHEMA_V11.read_text(encoding="utf-8"))
+        conn.execute("PRAGMA user_version = 11")
+    conn.execute("ATTACH DATABASE ? AS current", (str(catalog_of),))
+    with conn:
+        conn.execute("INSERT INTO profiles SELECT * FROM current.profiles")
+        conn.execute("INSERT INTO servers SELECT * FROM current.servers")
+        conn.execute(
+            f"INSERT INTO tools(id, {V11_TOOL_COLUMNS}) SELECT id, {V11_TOOL_COLUMNS} FROM current.tools"
+        )
+        conn.execute("INSERT INTO tool_embeddings SELECT * FROM current.tool_embeddings")
+    conn.execute("DETACH DATABASE current")
+    conn.close()
+
+
+def test_version_11_file_gets_the_examples_column_in_its_search_index(db_path, tmp_path):
+    make_v11_file_with_catalog(db_path, catalog_of=seeded_file(tmp_path / "seeded.db"))
+    plain = apsw.Connection(str(db_path))
+    before = plain.execute(f"SELECT id, {V11_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall()
+    assert len(plain.execute("SELECT * FROM tools_fts LIMIT 1").fetchone()) == 5
+    plain.close()
+
+    conn = db.connect(db_path)
+    assert db.schema_version(conn) == db.SCHEMA_VERSION
+    assert conn.execute(f"SELECT id, {V11_TOOL_COLUMNS} FROM tools ORDER BY id").fetchall() == before
+    assert columns(conn, "tools_fts")[-1] == "examples"
+    # the index was rebuilt from the rows: every tool is found by its words again
+    assert conn.execute("SELECT count(*) FROM tools_fts WHERE tools_fts MATCH 'decompile'").fetchone()[0] > 0
+    conn.execute("INSERT INTO tools_fts(tools_fts, rank) VALUES ('integrity-check', 1)")
+    assert conn.execute("SELECT doc FROM tools_fts_terms WHERE term = 'decompil'").fetchone()[0] > 0
+    # the next load fills in the new columns: the deprecated tool, and the examples
+    summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    assert conn.execute("SELECT deprecated, replaced_by FROM tools WHERE name = 'read_file'").fetchone() == (
+        1,
+        "read_text_file",
+    )
+    with_examples = conn.execute("SELECT count(*) FROM tools WHERE examples <> ''").fetchone()[0]
+    assert summary.changed >= with_examples + 1
     conn.close()

@@ -226,7 +226,11 @@ def test_profile_filter_keeps_only_that_profile(small):
     }
     hits = search(small, "files apk pull requests", profile="android", limit=50)
     assert [hit.name for hit in hits] == ["adb_install_apk"]
-    assert search(small, "files", profile="no-such-profile") == []
+    # a profile the catalog does not have is a mistake said with the ones it has, not an empty list
+    with pytest.raises(
+        QueryError, match="unknown profile 'no-such-profile'; the catalog's profiles are: android, dev, ops"
+    ):
+        search(small, "files", profile="no-such-profile")
 
 
 def test_roles_that_may_not_mutate_do_not_see_mutating_tools(small):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from router.backends.servers import SearchSettings
+from router.catalog.fit_gate import fitting
 from router.catalog.load import load_catalog
 from router.catalog.search import MAX_LIMIT, SearchHit, search
 from router.db import connect
@@ -73,16 +74,21 @@ def test_an_uncallable_match_below_the_best_callable_tool_is_not_mentioned(seede
     assert page["tools"][0]["name"] == "git_branch"
 
 
-def test_on_a_full_install_a_page_is_the_ranking_itself(seeded):
+def test_on_a_full_install_a_page_is_the_fitting_part_of_the_ranking(seeded):
+    cut = 0
     for query in PAGE_QUERIES:
-        hits = search(seeded, query, limit=10, unavailable={})
+        hits = search(seeded, query, limit=10, unavailable={}, evidence=True)
+        kept = fitting(query, hits)
         page = page_for(seeded, query, {})
-        assert [tool["name"] for tool in page["tools"]] == [hit.name for hit in hits], query
+        assert kept, query
+        cut += len(kept) < len(hits)  # the gate left loose matches out
+        assert [tool["name"] for tool in page["tools"]] == [hit.name for hit in kept], query
         # a summary may be cut to fit the signatures in; the best hit keeps its signature
         assert "signature" in page["tools"][0], query
-        for tool, hit in zip(page["tools"], hits):
+        for tool, hit in zip(page["tools"], kept):
             assert tool["summary"] == hit.summary or hit.summary.startswith(tool["summary"][:-1].rstrip())
-        assert "unavailable" not in page
+        assert "unavailable" not in page and "note" not in page
+    assert cut >= len(PAGE_QUERIES) // 2
 
 
 def test_every_page_stays_within_the_budget_on_both_installs(seeded):

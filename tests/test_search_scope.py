@@ -117,7 +117,9 @@ async def test_a_running_router_follows_the_users_search_settings_without_a_rest
 
 
 def test_cli_search_shows_the_unavailable_penalty_so_its_scores_read_in_order(seeded_db, capsys):
-    assert main(["search", "--db", str(seeded_db), "search the web", "--limit", "6", "--explain"]) == 0
+    assert (
+        main(["search", "--db", str(seeded_db), "search the web", "--limit", "6", "--explain", "--all"]) == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     shown = [re.match(r"^ ?\d+\. \S+  \[\w+\]  (-?[\d.]+)", line) for line in lines]
     scores = [float(match.group(1)) for match in shown if match]

@@ -95,10 +95,11 @@ def test_bm25_is_a_share_of_the_querys_best_match(seeded):
 
 
 def test_semantic_neighbours_obey_the_role_and_the_profile(conn, tmp_path):
-    load(conn, tmp_path, IMPORTED + [tool("wipe_disk", "Erase the whole drive.", read_only=False)])
+    other = tool("list_devices", "List the connected phones.", profile="android") | {"server": "phones"}
+    load(conn, tmp_path, IMPORTED + [tool("wipe_disk", "Erase the whole drive.", read_only=False), other])
     assert "wipe_disk" in names(search(conn, "erase the drive", limit=50))
     assert "wipe_disk" not in names(search(conn, "erase the drive", limit=50, may_call_mutating=False))
-    assert search(conn, "add two numbers", profile="no-such-profile") == []
+    assert "get-sum" not in names(search(conn, "add two numbers", profile="android", limit=50))
 
 
 def test_an_exact_name_still_wins(seeded):
@@ -169,6 +170,20 @@ def test_grouped_neighbours_probing_every_group_are_the_exhaustive_ones_under_ea
     assert [found[t] for t in exhaustive] == pytest.approx(list(exhaustive.values()), abs=1e-5)
     in_order = list(found.values())
     assert all(better >= worse - 1e-5 for better, worse in pairwise(in_order))
+    # with the examples' cosines too: probed groups and the whole matrix agree
+    whole = semantic_index.semantic_index(conn).refresh(model)
+    exhaustive_examples = whole.nearest(
+        query, NEIGHBOURS, **kwargs, examples=whole.example_cosines(query), example_weight=0.85
+    )
+    assert exhaustive_examples != exhaustive  # the examples moved something
+    # (each index's own example cosines: their rows are positions in its own row order)
+    found = grouped.nearest(
+        query, NEIGHBOURS, **kwargs, examples=grouped.example_cosines(query), example_weight=0.85
+    )
+    assert set(found) == set(exhaustive_examples)
+    assert [found[t] for t in exhaustive_examples] == pytest.approx(
+        list(exhaustive_examples.values()), abs=1e-5
+    )
     profiles = dict(conn.execute("SELECT t.id, s.profile FROM tools t JOIN servers s ON s.name = t.server"))
     mutating = dict(conn.execute("SELECT id, mutating FROM tools"))
     assert all(profile is None or profiles[tool_id] == profile for tool_id in exhaustive)
@@ -234,7 +249,7 @@ def test_a_hidden_servers_tools_take_no_neighbours_place(conn):
 
 def test_search_batch_and_eval_take_the_same_path(conn, db_path, tmp_path, capsys):
     load(conn, tmp_path, IMPORTED)
-    assert main(["search", "--db", str(db_path), "--json", "add two numbers"]) == 0
+    assert main(["search", "--db", str(db_path), "--json", "--all", "add two numbers"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["name"] == "get-sum"
     queries = tmp_path / "queries.jsonl"
     queries.write_text(json.dumps({"id": "q", "query": "add two numbers", "relevant": ["get-sum"]}) + "\n")

@@ -1,4 +1,4 @@
-"""The README documents every skills command, the grimoire.lock fields the code writes,
+"""docs/skills.md documents every skills command, the grimoire.lock fields the code writes,
 and its v_skills example query runs in the sqlite3 shell."""
 
 import re
@@ -8,10 +8,10 @@ import subprocess
 from router.cli import build_parser
 from router.skills.grimoire import grimoire_entry
 from router.skills.snapshot import snapshot_skill
-from tests.project import PROJECT_ROOT
+from tests.docs_support import doc_text
 from tests.skills_support import context_router, make_skill
 
-README = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+PAGE = doc_text("docs/skills.md")
 
 
 def test_every_skills_action_is_documented():
@@ -20,9 +20,9 @@ def test_every_skills_action_is_documented():
     actions = skills._subparsers._group_actions[0].choices
     assert set(actions) == {"lock", "verify", "mount"}
     for action in actions:
-        assert f"context-router skills {action}" in README
+        assert f"context-router skills {action}" in PAGE
     for option in ("--lock FILE", "--grimoire FILE", "--into DIR"):
-        assert option in README
+        assert option in PAGE
 
 
 def test_grimoire_fields_written_are_documented(tmp_path):
@@ -33,10 +33,10 @@ def test_grimoire_fields_written_are_documented(tmp_path):
     for key in (
         list(entry) + list(entry["declaration"]) + ["grimoire_version", "blake3", "executable", "symlink"]
     ):
-        assert f'"{key}"' in README, key
+        assert f'"{key}"' in PAGE, key
 
 
-def test_readme_v_skills_query_runs_in_the_sqlite3_shell(tmp_path):
+def test_the_v_skills_query_runs_in_the_sqlite3_shell(tmp_path):
     folder = make_skill(tmp_path / "s", "doc-skill")
     db = tmp_path / "router.db"
     assert (
@@ -53,7 +53,7 @@ def test_readme_v_skills_query_runs_in_the_sqlite3_shell(tmp_path):
         )[0]
         == 0
     )
-    query = re.search(r"sqlite3 -header -column router\.db '([^']*v_skills[^']*)'", README).group(1)
+    query = re.search(r"sqlite3 -header -column router\.db '([^']*v_skills[^']*)'", PAGE).group(1)
     result = subprocess.run(
         [shutil.which("sqlite3"), "-readonly", str(db), query], capture_output=True, text=True, check=True
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from router.db import connect
 from router.facade import stdio_transport
 from router.facade.jsonrpc_lines import LineClient, shape_problem
 from router.facade.stdio_transport import UnreadableMessage, _next_line
@@ -24,6 +25,13 @@ pytestmark = pytest.mark.slow
 ROUTER = [str(Path(sys.executable).parent / "context-router"), "serve"]
 STRAY_SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stray_output.py")]
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _empty_catalog(tmp_path):
+    """The database each test's router serves: an empty catalog (serve refuses a missing one,
+    saying to run init), which is all the transport needs."""
+    connect(tmp_path / "r.db").close()
 
 
 def request(request_id: int, method: str, params: dict | None = None) -> bytes:

@@ -78,7 +78,7 @@ def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_d
     empty = tmp_path / "empty.db"
     connect(empty).close()
     said = serve_stderr(empty)
-    assert f"context-router serve: ready on stdio: {empty} (0 tools; 0 of 0 servers callable: none)" in said
+    assert f"context-router serve: ready on stdio: {empty} (an empty catalog; 14 servers declared)" in said
     assert "WARNING: the catalog" in said and "is empty" in said
     said = serve_stderr(seeded_db, make_workspace(tmp_path / "repository"))
     assert (

@@ -2,6 +2,7 @@
 the workspace, what counts as a git repository, and availability worked out per workspace."""
 
 import subprocess
+from pathlib import Path
 
 import mcp_types as types
 
@@ -9,7 +10,7 @@ from router.backends.availability import WORKSPACE_FIX, Availability, in_git_rep
 from router.backends.servers import ServerConfig, load_servers
 from router.catalog.load import load_catalog
 from router.facade.client_workspace import workspace_of_roots
-from router.facade.placeholders import uses_workspace
+from router.facade.placeholders import Placeholders, uses_workspace, workspace_data_dir
 from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 
 
@@ -25,8 +26,33 @@ def test_a_server_runs_per_workspace_only_when_its_declaration_names_it():
     assert not uses_workspace(stdio("$$WORKSPACE"))  # an escaped dollar names nothing
     assert not uses_workspace(stdio("${env:WORKSPACE}"))  # the environment variable, not ours
     assert not uses_workspace(stdio("${DATA_DIR}/memory.jsonl"))
+    # a workspace's own state directory makes the server one per workspace too
+    assert uses_workspace(stdio(MEMORY_FILE_PATH="${WORKSPACE_DATA_DIR}/memory.jsonl"))
     shipped = load_servers(SHIPPED_SERVERS_FILE).servers
-    assert {name for name, server in shipped.items() if uses_workspace(server)} == {"git", "filesystem"}
+    assert {name for name, server in shipped.items() if uses_workspace(server)} == {
+        "git",
+        "filesystem",
+        "memory",
+    }
+
+
+def test_a_workspaces_own_data_directory_is_under_the_data_dir_one_per_workspace_path(tmp_path):
+    data = tmp_path / "router-data"
+    first, second = tmp_path / "a" / "project", tmp_path / "b" / "project"
+    expanded = {
+        workspace: Path(Placeholders(workspace, data).expand("${WORKSPACE_DATA_DIR}/memory.jsonl", "test"))
+        for workspace in (first, second)
+    }
+    # readable (the project's name), never shared by two projects of the same name, never
+    # inside the project itself, and the same path every time for the same workspace
+    assert expanded[first].parent.parent == data / "workspaces"
+    assert expanded[first].parent.name.startswith("project-")
+    assert expanded[first] != expanded[second]
+    assert not expanded[first].is_relative_to(first)
+    assert expanded[first] == Path(
+        Placeholders(first, data).expand("${WORKSPACE_DATA_DIR}/memory.jsonl", "t")
+    )
+    assert workspace_data_dir(data, first) == expanded[first].parent
 
 
 def test_the_workspace_is_the_first_root_that_is_a_local_directory(tmp_path):

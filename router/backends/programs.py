@@ -2,8 +2,9 @@
 
 A router installed with pip, pipx or uvx has its own environment whose scripts directory may
 not be on PATH: the reference servers installed beside it (mcp-server-time, ...) are found
-there first. In a checkout, the Node packages `make install` puts in .npm-tools are found too.
-Nothing else is special: a user's own servers are found on PATH, or by absolute path.
+there first. Then the npm backends the router installed (router/backends/node.py: .npm-tools
+in a checkout, by `make install`; the user's data directory otherwise, by `context-router
+init`). Nothing else is special: a user's own servers are found on PATH, or by absolute path.
 """
 
 import functools
@@ -12,16 +13,13 @@ import shutil
 import sysconfig
 from pathlib import Path
 
-from router.paths import CHECKOUT_ROOT
+from router.backends.node import npm_bin_dir
 
 
 @functools.cache  # neither changes while the process runs; resolve_command asks per server
 def program_search_dirs() -> tuple[Path, ...]:
     """Directories looked in before PATH, in order."""
-    dirs = [Path(sysconfig.get_path("scripts"))]
-    if CHECKOUT_ROOT is not None:
-        dirs.append(CHECKOUT_ROOT / ".npm-tools" / "node_modules" / ".bin")
-    return tuple(dirs)
+    return (Path(sysconfig.get_path("scripts")), npm_bin_dir())
 
 
 def resolve_command(command: str, search_dirs: tuple[Path, ...] | None = None) -> str | None:

@@ -7,7 +7,9 @@ catalog's vectors are grouped for search again when that changed any
 (router/catalog/vector_groups.py). A vector is
 keyed by the definition hash and the model's identity, so reloading unchanged tools encodes
 nothing and a new model re-embeds everything. Vectors are stored as int8 with one scale per
-vector (a quarter of float32, and a cosine within about 0.01 of the float one).
+vector (a quarter of float32, and a cosine within about 0.01 of the float one). The tools'
+example requests are embedded in the same step, one vector each, keyed by their text
+(router/catalog/example_vectors.py).
 """
 
 import sys
@@ -17,7 +19,7 @@ from typing import Protocol
 import apsw
 import numpy as np
 
-from router.catalog import vector_groups
+from router.catalog import example_vectors, vector_groups
 from router.catalog.tool_text import embedding_text
 from router.clock import utc_now_iso
 from router.semantic.choice import configured_model
@@ -45,6 +47,9 @@ class EmbedSummary:
     model: str | None
     embedded: int
     dropped: int
+    # example requests embedded and dropped (router/catalog/example_vectors.py)
+    examples_embedded: int = 0
+    examples_dropped: int = 0
 
 
 MISSING_SQL = """
@@ -87,10 +92,11 @@ def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedS
     identity = model.identity if model is not None else None
     conn.execute(DROP_STALE_SQL, {"model": identity})
     dropped = conn.changes()
+    examples_embedded, examples_dropped = example_vectors.embed_examples(conn, model, quantize)
     if model is None:
         if dropped:
             vector_groups.clear(conn)  # no vectors left to group
-        return EmbedSummary(None, 0, dropped)
+        return EmbedSummary(None, 0, dropped, 0, examples_dropped)
     missing = conn.execute(MISSING_SQL, {"model": identity}).fetchall()
     created = utc_now_iso()
     show = len(missing) >= PROGRESS_MIN_TOOLS
@@ -108,4 +114,4 @@ def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedS
         if show:
             print(f"embedding tools: {start + len(batch)}/{len(missing)}", file=sys.stderr, flush=True)
     vector_groups.regroup_if_stale(conn, model.identity, vectors_changed=bool(missing) or bool(dropped))
-    return EmbedSummary(identity, len(missing), dropped)
+    return EmbedSummary(identity, len(missing), dropped, examples_embedded, examples_dropped)

@@ -17,7 +17,7 @@ from router.db import PerConnection, write_mark
 # The fixed part of each candidate, for the ids not yet read at this catalog version.
 TOOL_ROWS_SQL = """
 SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server, t.summary,
-       t.mutating
+       t.mutating, t.read_only_source, t.deprecated, t.replaced_by
 FROM json_each(:ids) c JOIN tools t ON t.id = c.value
 """
 # What may make a candidate uncallable now: an open breaker of the tool or of its server
@@ -52,6 +52,15 @@ class ToolRow:
     server: str
     summary: str
     mutating: bool
+    # who decided `mutating` (schema.sql tools.read_only_source): 'default-mutating' when nobody did
+    read_only_source: str = "default-mutating"
+    deprecated: bool = False
+    replaced_by: str | None = None
+
+    @property
+    def changes_things(self) -> bool:
+        """Its server or a review says it changes state (not merely: nobody said it only reads)."""
+        return self.mutating and self.read_only_source != "default-mutating"
 
 
 @dataclass(frozen=True)
@@ -96,11 +105,26 @@ class ToolRows:
         wanted = list(ids)
         missing = [tool_id for tool_id in wanted if tool_id not in self._rows]
         if missing:
-            for tool_id, name, profile, server, summary, mutating in self._conn.execute(
-                TOOL_ROWS_SQL, {"ids": json.dumps(missing)}
-            ):
+            for (
+                tool_id,
+                name,
+                profile,
+                server,
+                summary,
+                mutating,
+                source,
+                deprecated,
+                replaced_by,
+            ) in self._conn.execute(TOOL_ROWS_SQL, {"ids": json.dumps(missing)}):
                 self._rows[int(tool_id)] = ToolRow(
-                    str(name), str(profile), str(server), str(summary), bool(mutating)
+                    str(name),
+                    str(profile),
+                    str(server),
+                    str(summary),
+                    bool(mutating),
+                    str(source),
+                    bool(deprecated),
+                    None if replaced_by is None else str(replaced_by),
                 )
         return {tool_id: self._rows[tool_id] for tool_id in wanted if tool_id in self._rows}
 

@@ -39,7 +39,7 @@ MAX_CACHED_POSTINGS = 16_000_000
 NO_ROWS = np.zeros(0, np.intp)
 NO_ROWS.setflags(write=False)
 # tools_fts's columns, in order (schema.sql)
-COLUMNS = ("name_words", "description", "arg_text", "triggers", "boost")
+COLUMNS = ("name_words", "description", "arg_text", "triggers", "boost", "examples")
 
 # Every row of the index, in rowid order, with its length (varints, one per column) and what
 # the search filters read.
@@ -153,6 +153,23 @@ class LexicalIndex:
         inside = at < len(self.ids)
         at, wanted = at[inside], wanted[inside]
         return at[self.ids[at] == wanted]
+
+    def coverage(self, terms: Sequence[tuple[str, float]], tool_ids: Collection[int]) -> dict[int, float]:
+        """Each tool's share (0-1) of the IDF of `terms` (term, IDF) that its row holds: how much
+        of what the query says the tool's text says too, whatever the other tools hold (BM25's
+        share of the best is relative to them)."""
+        total = sum(idf for _, idf in terms)
+        at = self.positions(tool_ids)
+        held = np.zeros(len(at), np.float64)
+        if total > 0:
+            for term, idf in terms:
+                rows = self.postings(term).rows  # ascending: a binary search per tool, not a scan
+                if not len(rows):
+                    continue
+                found = np.searchsorted(rows, at)
+                held += idf * ((found < len(rows)) & (rows[np.minimum(found, len(rows) - 1)] == at))
+            held /= total
+        return dict(zip(self.ids[at].tolist(), held.tolist()))
 
     def ranked(
         self,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import apsw
 
-from router.catalog import tool_text
+from router.catalog import deprecation, tool_text
 from router.catalog.embeddings import EmbeddingModel, catalog_model, embed_catalog
 from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 from router.catalog.sources import (
@@ -67,6 +67,10 @@ class ToolRow:
     title: str | None
     read_only_source: str
     arg_validator: str
+    examples: str
+    deprecated: int
+    # the catalog name of the tool this deprecated one names instead (same server), or None
+    replaced_by: str | None
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class LoadSummary:
     notes: tuple[str, ...] = ()
     # tool definitions the semantic model embedded in this load (0 when none was new)
     embedded: int = 0
+    # example requests it embedded (router/catalog/example_vectors.py)
+    examples_embedded: int = 0
 
     @property
     def total(self) -> int:
@@ -102,6 +108,7 @@ class LoadSummary:
             f"catalog: {counted(self.total, 'tool')} ({parts}); "
             f"{self.added} added, {self.changed} changed, {self.removed} removed"
             + (f"; {self.embedded} embedded" if self.embedded else "")
+            + (f"; {counted(self.examples_embedded, 'example')} embedded" if self.examples_embedded else "")
         )
 
     def report(self) -> str:
@@ -112,16 +119,24 @@ class LoadSummary:
 # --- building rows ------------------------------------------------------------------------
 
 
-def tool_row(tool: CatalogTool, *, server: str, catalog_name: str) -> ToolRow:
+def tool_row(tool: CatalogTool, *, server: str, catalog_name: str, replaced_by: str | None = None) -> ToolRow:
+    """The row of `tool`; replaced_by: the catalog name of the tool of its server that its
+    description names instead of it (server_replacement)."""
     definition = tool.mcp_definition()
     annotations = definition.get("annotations", {})
+    # MCP lets a tool go without a description: its name, in words, is all there is
+    described = tool.description or tool_text.name_words(tool.name)
+    deprecated = deprecation.is_deprecated(tool.description or "", tool.title)
     return ToolRow(
         name=catalog_name,
         backend_name=tool.name,
         server=server,
         description=tool.description or "",
-        # MCP lets a tool go without a description: its name, in words, is all there is
-        summary=tool_text.summary(tool.description or tool_text.name_words(tool.name)),
+        summary=(
+            tool_text.deprecated_summary(described, deprecation.deprecation_note(replaced_by))
+            if deprecated
+            else tool_text.summary(described)
+        ),
         input_schema=json.dumps(tool.inputSchema, ensure_ascii=False, sort_keys=True),
         annotations=json.dumps(annotations, ensure_ascii=False, sort_keys=True),
         name_words=tool_text.name_words(tool.name),
@@ -138,7 +153,19 @@ def tool_row(tool: CatalogTool, *, server: str, catalog_name: str) -> ToolRow:
         title=tool.title,
         read_only_source=tool.read_only_source,
         arg_validator=tool.arg_validator,
+        examples="\n".join(tool.examples),
+        deprecated=int(deprecated),
+        replaced_by=replaced_by if deprecated else None,
     )
+
+
+def server_replacement(tool: CatalogTool, server_tools: Collection[str], prefix: str = "") -> str | None:
+    """The catalog name of the tool among `server_tools` (its server's backend names) that
+    `tool`'s description names instead of it, when it is deprecated."""
+    if not deprecation.is_deprecated(tool.description or "", tool.title):
+        return None
+    found = deprecation.named_replacement(tool.description or "", tool.name, server_tools)
+    return None if found is None else prefix + found
 
 
 def build_catalog_input(
@@ -181,20 +208,33 @@ def build_catalog_input(
     for seed, origin in seeds:
         add_server(ServerRow(seed.server, seed.profile, seed.source, origin))
         lenient = origin in lenient_origins
+        names = {tool.name for tool in seed.tools}
         for tool in seed.tools:
-            row = tool_row(tool, server=seed.server, catalog_name=seed.toolPrefix + tool.name)
+            row = tool_row(
+                tool,
+                server=seed.server,
+                catalog_name=seed.toolPrefix + tool.name,
+                replaced_by=server_replacement(tool, names, seed.toolPrefix),
+            )
             add_tool(row, origin, lenient)
 
     for lines, origin in user_catalogs:
         default_server = Path(origin).stem
         lenient = origin in lenient_origins
+        names_by_server: dict[str, set[str]] = {}
+        for line in lines:
+            names_by_server.setdefault(line.server or default_server, set()).add(line.name)
         for number, line in enumerate(lines, start=1):
             server = line.server or default_server
             profile = line.profile or DEFAULT_USER_PROFILE
             add_server(ServerRow(server, profile, "", origin))
-            add_tool(
-                tool_row(line, server=server, catalog_name=line.name), f"{origin}: tool #{number}", lenient
+            row = tool_row(
+                line,
+                server=server,
+                catalog_name=line.name,
+                replaced_by=server_replacement(line, names_by_server[server]),
             )
+            add_tool(row, f"{origin}: tool #{number}", lenient)
 
     return CatalogInput(
         servers=tuple(sorted(servers.values(), key=lambda s: s.name)),
@@ -222,17 +262,19 @@ WHERE (profile, source, origin_file) IS NOT (excluded.profile, excluded.source, 
 SELECT_TOOL_ROWS = """
 SELECT name, backend_name, server, description, summary, input_schema, annotations,
        name_words, arg_text, triggers, boost, mutating, definition_hash, output_schema, title,
-       read_only_source, arg_validator
+       read_only_source, arg_validator, examples, deprecated, replaced_by
 FROM tools
 """
 
 INSERT_TOOL = """
 INSERT INTO tools(name, backend_name, server, description, summary, input_schema, annotations,
                   name_words, arg_text, triggers, boost, mutating, definition_hash,
-                  output_schema, title, read_only_source, arg_validator)
+                  output_schema, title, read_only_source, arg_validator, examples, deprecated,
+                  replaced_by)
 VALUES (:name, :backend_name, :server, :description, :summary, :input_schema, :annotations,
         :name_words, :arg_text, :triggers, :boost, :mutating, :definition_hash,
-        :output_schema, :title, :read_only_source, :arg_validator)
+        :output_schema, :title, :read_only_source, :arg_validator, :examples, :deprecated,
+        :replaced_by)
 """
 
 UPDATE_TOOL = """
@@ -241,7 +283,8 @@ UPDATE tools SET backend_name = :backend_name, server = :server, description = :
     name_words = :name_words, arg_text = :arg_text, triggers = :triggers, boost = :boost,
     mutating = :mutating, definition_hash = :definition_hash,
     output_schema = :output_schema, title = :title, read_only_source = :read_only_source,
-    arg_validator = :arg_validator
+    arg_validator = :arg_validator, examples = :examples, deprecated = :deprecated,
+    replaced_by = :replaced_by
 WHERE name = :name
 """
 
@@ -300,7 +343,7 @@ def replace_catalog(
             if name not in new_servers:
                 conn.execute(DELETE_SERVER, {"name": name})
         conn.execute(DELETE_UNUSED_PROFILES)
-        embedded = embed_catalog(conn, model).embedded
+        embedding = embed_catalog(conn, model)
 
         per_profile = {str(profile): int(tools) for profile, tools in conn.execute(SELECT_TOOLS_PER_PROFILE)}
         if added or changed or removed:
@@ -317,7 +360,9 @@ def replace_catalog(
             )
             conn.execute(OPTIMIZE_SEARCH_INDEX)
             conn.execute(RELEASE_ACCEPTED_QUARANTINE)
-    return LoadSummary(per_profile, added, changed, removed, catalog.notes, embedded)
+    return LoadSummary(
+        per_profile, added, changed, removed, catalog.notes, embedding.embedded, embedding.examples_embedded
+    )
 
 
 def load_catalog(

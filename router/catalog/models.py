@@ -1,8 +1,9 @@
 """Pydantic types at the catalog's edges: seed files and user catalog lines.
 
 A tool is what MCP `tools/list` gives (name, description, inputSchema, annotations, ...)
-plus the router's own fields (`triggers`, `boost`, and `router`: a reviewed read-only
-classification for a tool whose server says nothing).
+plus the router's own fields (`triggers`, `boost`, `examples`: requests in everyday words that
+the tool answers, and `router`: a reviewed read-only classification for a tool whose server
+says nothing).
 
 Two modes. Seeds are strict: every problem is an error naming its field. User catalogs,
 imports and harvests are lenient (validation context {"lenient": True}): what MCP accepts is
@@ -30,9 +31,14 @@ SERVER_NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_\-]{0,31}$"
 MAX_TRIGGER_CHARS = 80
 MAX_BOOST_CHARS = 40
+# Examples are short requests in everyday words, each embedded and indexed: a handful per tool
+# says how people ask for it (more only adds near-duplicates to embed and score), and a request
+# longer than a sentence or two is a task description, not an example of asking.
+MAX_EXAMPLES = 12
+MAX_EXAMPLE_CHARS = 160
 # the fields of a seed's tool that are the router's own, not the server's (in the order a
 # harvest writes them back after the server's own fields)
-ROUTER_FIELDS = ("triggers", "boost", "router")
+ROUTER_FIELDS = ("triggers", "boost", "examples", "router")
 
 ReadOnlySource = Literal["server", "router-review", "default-mutating"]
 
@@ -82,6 +88,7 @@ class CatalogTool(BaseModel):
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
     triggers: list[str] = Field(default_factory=list)
     boost: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
     router: RouterReview | None = None
 
     # what a lenient load let through, for the load's report
@@ -130,6 +137,17 @@ class CatalogTool(BaseModel):
     @classmethod
     def _boost_are_keywords(cls, boost: list[str]) -> list[str]:
         return _clean_phrases(boost, MAX_BOOST_CHARS, "boost keyword")
+
+    @field_validator("examples")
+    @classmethod
+    def _examples_are_a_few_short_requests(cls, examples: list[str]) -> list[str]:
+        if len(examples) > MAX_EXAMPLES:
+            raise ValueError(f"{len(examples)} examples; at most {MAX_EXAMPLES} per tool")
+        cleaned = _clean_phrases(examples, MAX_EXAMPLE_CHARS, "example")
+        repeated = sorted({e for e in cleaned if cleaned.count(e) > 1})
+        if repeated:
+            raise ValueError(f"example {repeated[0][:20]!r}... is given twice")
+        return cleaned
 
     @property
     def read_only_source(self) -> ReadOnlySource:

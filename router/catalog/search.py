@@ -38,6 +38,7 @@ from router.facade.breaker import OPEN_SECONDS
 
 if TYPE_CHECKING:
     from router.catalog.lexical_index import Ranking
+    from router.catalog.semantic_index import ExampleCosines
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
@@ -72,6 +73,11 @@ SEMANTIC_WEIGHT = 35.0
 # unrelated tool ("zorbles" and "Frobnicate a widget with quuxes": must not be); unrelated
 # English pairs mostly below 0.1. 5-40 neighbours tied.
 SEMANTIC_MARGIN = 10
+# A tool's examples' match (router/catalog/semantic_index.py) counts at this share against its
+# own vector's cosine: requests that share their object words ("run my game", "stop the running
+# game") are closer to each other for a static model than either is to its tool's description,
+# so an example must be clearly closer to win (bench/page_quality.py, development requests).
+EXAMPLE_COSINE_FACTOR = 0.85
 SEMANTIC_MIN_COSINE = 0.22
 # Cosines are rounded to this many decimals: int8 vectors give them to about ±0.005, so a
 # smaller difference is no evidence, and two tools that differ only by it tie (by name).
@@ -82,17 +88,33 @@ COSINE_DECIMALS = 2
 # argument text is long and shared by many tools (path, id, limit), so it counts half; trigger
 # and boost words count like description words here, and their exact-phrase matches add the
 # separate trigger and boost parts. Tuned on the development sets only (bench/quality.py).
+# Example requests (how people ask for the tool) are written in the words of a request, so a
+# word they share with the query is evidence like a description word (a half or no weight
+# lost on the page_dev requests, bench/page_quality.py); their meaning counts through their
+# own vectors (router/catalog/semantic_index.py).
 NAME_WORDS_WEIGHT = 3.0
 DESCRIPTION_WEIGHT = 1.0
 ARG_TEXT_WEIGHT = 0.5
 TRIGGERS_WEIGHT = 1.0
 BOOST_WORDS_WEIGHT = 1.0
-COLUMN_WEIGHTS = (NAME_WORDS_WEIGHT, DESCRIPTION_WEIGHT, ARG_TEXT_WEIGHT, TRIGGERS_WEIGHT, BOOST_WORDS_WEIGHT)
+EXAMPLES_WEIGHT = 1.0
+COLUMN_WEIGHTS = (
+    NAME_WORDS_WEIGHT,
+    DESCRIPTION_WEIGHT,
+    ARG_TEXT_WEIGHT,
+    TRIGGERS_WEIGHT,
+    BOOST_WORDS_WEIGHT,
+    EXAMPLES_WEIGHT,
+)
 
 # A tool that cannot be called now ranks as if its score were this much lower: a callable
 # tool that fits nearly as well goes first, but a clearly better match (the only tool that
 # does the job usually wins by far more) stays ahead. A trigger's worth.
 UNAVAILABLE_PENALTY = 3.0
+# A tool whose own text says it is deprecated (router/catalog/deprecation.py) ranks as if its
+# score were this much lower, and below the tool it names instead whenever that one is ranked:
+# its server keeps it for old clients, and a new call should go to the replacement.
+DEPRECATED_PENALTY = 3.0
 
 # Candidates ranked by BM25 beyond `limit` that also get their trigger and boost parts and
 # their cosine, so a phrase match or the meaning can lift a tool from below the cut, whether
@@ -116,13 +138,34 @@ NO_PHRASE_PARTS = (False, False)
 
 @dataclass(frozen=True)
 class Explain:
-    """The parts of a hit's score; they add up to the score."""
+    """The parts of a hit's score; they add up to the score. via_example: the semantic part
+    is the cosine of one of the tool's example requests (better than its own vector's)."""
 
     trigger: float
     bm25: float
     boost: float
     exact_name: bool = False
     semantic: float = 0.0
+    via_example: bool = False
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a hit's fit is judged on (router/catalog/fit_gate.py), beside its score: raw
+    measures that do not depend on the other hits, where the score's BM25 share does."""
+
+    cosine: float  # the best of the tool's own and its examples' cosines, rounded
+    example_cosine: float  # its best example's (0 without examples)
+    coverage: float  # the share of the query's words' IDF the tool's text holds (0-1)
+    trigger: bool
+    boost: bool
+    exact_name: bool
+    # its server or a review says it changes state (ToolRow.changes_things)
+    changes_things: bool
+    deprecated: bool = False
+    replaced_by: str | None = None
+    # whether the cosines were measured (False: no model, or a catalog it has not embedded)
+    semantic: bool = True
 
 
 @dataclass(frozen=True)
@@ -136,16 +179,31 @@ class SearchHit:
     explain: Explain | None = None
     # the tool's server, for grouping what cannot be called by server (not in to_dict)
     server: str = ""
+    # what the page's fit gate reads (not in to_dict)
+    evidence: Evidence | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready; `explain` only when it was asked for, the reason only when unavailable."""
         out = asdict(self)
-        del out["server"]
+        del out["server"], out["evidence"]
         if self.explain is None:
             del out["explain"]
         if self.unavailable_reason is None:
             del out["unavailable_reason"]
         return out
+
+
+PROFILE_NAMES_SQL = "SELECT name FROM profiles ORDER BY name"
+
+
+def check_profile(conn: apsw.Connection, profile: str | None) -> None:
+    """A profile the catalog does not have is a mistake to say, not a search that finds
+    nothing (an empty catalog has none: its own answer says so)."""
+    if profile is None:
+        return
+    names = [str(name) for (name,) in conn.execute(PROFILE_NAMES_SQL)]
+    if names and profile not in names:
+        raise QueryError(f"unknown profile {profile!r}; the catalog's profiles are: {', '.join(names)}")
 
 
 def check_limit(limit: int) -> int:
@@ -183,6 +241,23 @@ def _lexical_ranking(
     )
 
 
+@dataclass(frozen=True)
+class SemanticParts:
+    """A query's cosines: each candidate's best (its own vector or an example's), the best
+    example's of the tools that have examples, and the weight of a cosine in the score."""
+
+    cosines: dict[int, float]
+    examples: "ExampleCosines | None"
+    weight: float
+
+    def example(self, tool_id: int) -> float:
+        """The tool's best example cosine (0 without examples)."""
+        return 0.0 if self.examples is None else self.examples.of(tool_id)
+
+
+NO_SEMANTIC = SemanticParts({}, None, 0.0)
+
+
 def _semantic_candidates(
     conn: apsw.Connection,
     query: str,
@@ -190,7 +265,7 @@ def _semantic_candidates(
     limit: int,
     filters: Filters,
     pool: dict[int, float],
-) -> tuple[dict[int, float], float]:
+) -> SemanticParts:
     """Each candidate's cosine with the query, after adding the query's nearest tools to
     `pool` (at BM25 0), and the weight of a cosine; nothing when there is no model or the
     catalog has no vectors for it."""
@@ -201,25 +276,32 @@ def _semantic_candidates(
 
     model = catalog_model()
     if model is None:
-        return {}, 0.0
+        return NO_SEMANTIC
     index = semantic_index(conn).refresh(model, version)
     if not len(index):
-        return {}, 0.0
+        return NO_SEMANTIC
     # a model may carry its own weight and floor (the transformer's cosines spread otherwise
     # than the static model's, router/semantic/onnx_model.py); the static model uses these
     weight = getattr(model, "semantic_weight", SEMANTIC_WEIGHT)
     min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
+    examples = index.example_cosines(vector)
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,
         filters=filters,
         min_cosine=min_cosine,
+        examples=examples,
+        example_weight=EXAMPLE_COSINE_FACTOR,
     )
+    # the neighbours' cosines already count their examples; the other candidates' are their own
     cosines = index.cosines(vector, [tool_id for tool_id in pool if tool_id not in neighbours])
+    if examples.at:
+        for tool_id, cosine in cosines.items():
+            cosines[tool_id] = max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    return cosines | neighbours, weight
+    return SemanticParts(cosines | neighbours, examples, weight)
 
 
 def search(
@@ -237,6 +319,7 @@ def search(
     hidden_servers: Collection[str] = (),
     callable_limit: bool = False,
     semantic: bool = True,
+    evidence: bool = False,
 ) -> list[SearchHit]:
     """The best `limit` tools for `query`, best first (ties by name).
 
@@ -249,9 +332,11 @@ def search(
     counts only callable hits toward `limit` (the agent's page, router/facade/search_page.py):
     the uncallable ones ranked among them come too, as many as the scored pool holds.
     semantic=False ranks by the words alone (as does a catalog the model has not embedded).
+    evidence=True gives each hit the Evidence the page's fit gate reads (router/catalog/fit_gate.py).
     """
     words = query_words(conn, query)
     limit = check_limit(limit)
+    check_profile(conn, profile)
     version = term_stats(conn).refresh()
     phrases = matched_phrases(conn, query, version)
     match_plan: MatchPlan = plan(conn, words, phrases.conditions, refreshed=True)
@@ -265,9 +350,10 @@ def search(
         if tool_id not in pool:
             pool[tool_id] = ranking.asked[tool_id]
     best_bm25 = max(pool.values(), default=0.0)
-    cosines, semantic_weight = (
-        _semantic_candidates(conn, query, version, limit, filters, pool) if semantic else ({}, 0.0)
+    semantic_parts = (
+        _semantic_candidates(conn, query, version, limit, filters, pool) if semantic else NO_SEMANTIC
     )
+    cosines, semantic_weight = semantic_parts.cosines, semantic_parts.weight
     if not pool:
         return []
     rows = tool_rows(conn).rows(version, pool)
@@ -283,6 +369,11 @@ def search(
     # the usual search: no open breaker, no quarantine, every server here; nothing to ask per tool
     may_be_unavailable = bool(unavailable) or not state.empty
     ranked = []
+    any_deprecated = False
+    # a catalog without examples (most large ones) asks nothing of them per candidate
+    example_of = (
+        semantic_parts.examples.of if semantic_parts.examples and semantic_parts.examples.at else None
+    )
     for tool_id, row in rows.items():
         trigger, boost = phrase_parts.get(tool_id, NO_PHRASE_PARTS)
         reason = (
@@ -290,18 +381,29 @@ def search(
             if may_be_unavailable
             else None
         )
+        cosine = max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS))
+        example = example_of(tool_id) if example_of is not None else 0.0
         # Explain's fields, as a tuple: only the hits returned become an Explain
         parts = (
             TRIGGER_WEIGHT * trigger,
             BM25_WEIGHT * pool[tool_id] / best_bm25 if best_bm25 > 0 else 0.0,
             BOOST_WEIGHT * boost,
             tool_id in named,
-            semantic_weight * max(0.0, round(cosines.get(tool_id, 0.0), COSINE_DECIMALS)),
+            semantic_weight * cosine,
+            example > 0 and round(EXAMPLE_COSINE_FACTOR * example, COSINE_DECIMALS) >= cosine,
         )
         score = parts[0] + parts[1] + parts[2] + parts[4]
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
-        ranked.append(((not parts[3], -rank_score, row.name), (row, score, reason, parts)))
+        if row.deprecated:
+            rank_score -= DEPRECATED_PENALTY
+            any_deprecated = True
+        ranked.append(((not parts[3], -rank_score, row.name), (tool_id, row, score, reason, parts, cosine)))
     ranked.sort(key=lambda pair: pair[0])
+    if any_deprecated:
+        ranked = _below_replacements(ranked)
+    kept = [entry for _, entry in _cut(ranked, limit, callable_limit)]
+    # what the gate reads, for the hits returned only, when asked for
+    coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
     return [
         SearchHit(
             row.name,
@@ -312,9 +414,61 @@ def search(
             reason,
             Explain(*parts) if explain else None,
             row.server,
+            None
+            if not evidence
+            else Evidence(
+                cosine,
+                max(0.0, round(semantic_parts.example(tool_id), COSINE_DECIMALS)),
+                coverage.get(tool_id, 0.0),
+                parts[0] > 0,
+                parts[2] > 0,
+                parts[3],
+                row.changes_things,
+                row.deprecated,
+                row.replaced_by,
+                semantic_weight > 0,
+            ),
         )
-        for _, (row, score, reason, parts) in _cut(ranked, limit, callable_limit)
+        for tool_id, row, score, reason, parts, cosine in kept
     ]
+
+
+def _coverage(
+    conn: apsw.Connection, version: int, match_plan: MatchPlan, tool_ids: list[int]
+) -> dict[int, float]:
+    """Each tool's share of the IDF of the query's selector words (Evidence.coverage)."""
+    from router.catalog.lexical_index import lexical_index  # numpy: a search's (_lexical_ranking)
+
+    selectors = {w.stem for w in match_plan.selectors}
+    terms = [(w.stem, idf) for w, idf in zip(match_plan.scored, match_plan.idfs) if w.stem in selectors]
+    if not terms:
+        return {}
+    return lexical_index(conn).refresh(version, COLUMN_WEIGHTS).coverage(terms, tool_ids)
+
+
+def _below_replacements(ranked: list) -> list:
+    """The order with each deprecated tool moved just below the tool it names instead, when
+    that one ranks below it (a query naming the deprecated tool exactly keeps it first)."""
+    position = {entry[1][1].name: i for i, entry in enumerate(ranked)}
+    moves = [
+        (entry, position[entry[1][1].replaced_by])
+        for i, entry in enumerate(ranked)
+        if entry[1][1].deprecated
+        and entry[0][0]  # not an exact name
+        and position.get(entry[1][1].replaced_by or "", -1) > i
+    ]
+    if not moves:
+        return ranked
+    moved = {id(entry) for entry, _ in moves}
+    after: dict[int, list] = {}
+    for entry, target in moves:
+        after.setdefault(target, []).append(entry)
+    out = []
+    for i, entry in enumerate(ranked):
+        if id(entry) not in moved:
+            out.append(entry)
+        out.extend(after.get(i, ()))
+    return out
 
 
 def _unavailable_reason(
@@ -337,7 +491,7 @@ def _cut(ranked: list, limit: int, callable_limit: bool) -> list:
     if not callable_limit:
         return ranked[:limit]
     callable_seen = 0
-    for end, (_, (_row, _score, reason, _parts)) in enumerate(ranked, start=1):
+    for end, (_, (_tool_id, _row, _score, reason, _parts, _cosine)) in enumerate(ranked, start=1):
         callable_seen += reason is None
         if callable_seen == limit:
             return ranked[:end]

@@ -6,16 +6,20 @@ vectors change only with the catalog. Up to EXHAUSTIVE_MAX_TOOLS rows every row 
 above, the rows are in the groups the catalog load stored (router/catalog/vector_groups.py)
 and a query scores the groups nearest to it. Vectors are L2-normalised, so a dot product is the cosine.
 A tool without a vector (none was computed for this model) has cosine 0 and is never a
-semantic neighbour.
+semantic neighbour. The tools' example requests have vectors of their own
+(router/catalog/example_vectors.py), always scored whole (a catalog's examples are a few per
+tool that has any): a tool's cosine is the better of its own vector's and its examples' match
+(EXAMPLE_CENTROID_SHARE).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import cast
 
 import apsw
 import numpy as np
 
-from router.catalog import vector_clusters, vector_groups
+from router.catalog import example_vectors, vector_clusters, vector_groups
 from router.catalog.embeddings import EmbeddingModel
 from router.catalog.filter_columns import FilterColumns
 from router.catalog.search_filters import Filters
@@ -31,6 +35,33 @@ ORDER BY t.id
 """
 
 
+# A tool's examples match a request by the cosine of their best example and by that of their
+# mean vector (the tool's typical request), this much of the latter: with a static model one
+# example that names the request's objects ("config.yaml") outscores the tool whose examples
+# share its action ("find ... files") on its own; the mean keeps what the examples have in
+# common. Chosen on the page_dev requests and the development sets (bench/page_quality.py).
+EXAMPLE_CENTROID_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class ExampleCosines:
+    """One query's best example cosine per tool with examples: `rows` (index rows) and `best`
+    (as an array and a list) in one order, and each tool id's place in it."""
+
+    rows: np.ndarray
+    best: np.ndarray
+    best_list: list[float]
+    at: Mapping[int, int]
+
+    def of(self, tool_id: int) -> float:
+        """The tool's best example cosine (0 for a tool without examples)."""
+        found = self.at.get(tool_id)
+        return 0.0 if found is None else self.best_list[found]
+
+
+NO_EXAMPLES = ExampleCosines(np.zeros(0, np.intp), np.zeros(0, np.float32), [], {})
+
+
 class SemanticIndex:
     """The vectors of one catalog version for one model, with what the search filters read."""
 
@@ -42,6 +73,12 @@ class SemanticIndex:
         self._row_of: dict[int, int] = {}
         self._columns = FilterColumns((), (), ())
         self._clusters: vector_clusters.Clusters | None = None
+        # the examples' vectors, grouped by tool (ascending ids): each run's tool and start
+        self._examples = np.zeros((0, 1), np.float32)
+        self._example_starts = np.zeros(0, np.intp)
+        self._example_rows = np.zeros(0, np.intp)
+        self._example_at: dict[int, int] = {}
+        self._example_means = np.zeros((0, 1), np.float32)
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -66,8 +103,37 @@ class SemanticIndex:
             self.ids, self.matrix = self.ids[order], np.ascontiguousarray(self.matrix[order])
             self._columns = self._columns.reordered(order)
         self._row_of = dict(zip(self.ids.tolist(), range(len(self.ids))))
+        self._load_examples(model)
         self._key = (version, model.identity)
         return self
+
+    def _load_examples(self, model: EmbeddingModel) -> None:
+        """The examples' vectors of the tools in the index, a run per tool."""
+        found = example_vectors.example_rows(self._conn, model.identity, model.dim)
+        inside = np.array([int(owner) in self._row_of for owner in found.owners], bool)
+        owners, self._examples = found.owners[inside], found.matrix[inside]
+        self._example_starts = (
+            np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
+        )
+        tools = owners[self._example_starts].tolist() if len(owners) else []
+        self._example_rows = np.array([self._row_of[tool_id] for tool_id in tools], np.intp)
+        self._example_at = {tool_id: at for at, tool_id in enumerate(tools)}
+        if len(owners):  # each tool's examples' mean, L2-normalised
+            sums = np.add.reduceat(self._examples, self._example_starts, axis=0)
+            norms = np.linalg.norm(sums, axis=1, keepdims=True)
+            self._example_means = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        else:
+            self._example_means = np.zeros((0, model.dim), np.float32)
+
+    def example_cosines(self, query: np.ndarray) -> ExampleCosines:
+        """How each tool's examples match the query (EXAMPLE_CENTROID_SHARE), for the tools
+        with examples."""
+        if not len(self._examples):
+            return NO_EXAMPLES
+        query = np.asarray(query, np.float32)
+        best = np.maximum.reduceat(self._examples @ query, self._example_starts)
+        match = (1 - EXAMPLE_CENTROID_SHARE) * best + EXAMPLE_CENTROID_SHARE * (self._example_means @ query)
+        return ExampleCosines(self._example_rows, match, match.tolist(), self._example_at)
 
     def _grouping(self, model: EmbeddingModel, groups: list) -> vector_clusters.Clusters:
         """The grouping the last load stored; computed here only for a file no load has
@@ -87,13 +153,44 @@ class SemanticIndex:
         *,
         filters: Filters,
         min_cosine: float,
+        examples: "ExampleCosines | None" = None,
+        example_weight: float = 1.0,
     ) -> dict[int, float]:
         """The `k` tools most like the query (tool id → cosine) that pass the filters (a
         hidden server's tools are never hits, so they take no neighbour's place) and reach
-        `min_cosine`, best first, ties by id."""
+        `min_cosine`, best first, ties by id. With `examples` (example_cosines), a tool's
+        cosine is the best of its own and example_weight × its best example's."""
         if not len(self.ids) or k <= 0:
             return {}
-        scores, rows_of = self._scored(np.asarray(query, np.float32))
+        query = np.asarray(query, np.float32)
+        if examples is None or not len(examples.rows):
+            return self._nearest_of(*self._scored(query), k, filters, min_cosine)
+        weighed = (example_weight * examples.best).astype(np.float32)
+        if self._clusters is None:  # every row scored: one vector, each tool at its best
+            scores = self.matrix @ query
+            scores[examples.rows] = np.maximum(scores[examples.rows], weighed)
+            return self._nearest_of(scores, lambda positions: positions, k, filters, min_cosine)
+        found = self._nearest_of(*self._scored(query), k, filters, min_cosine)
+        # probed groups: the tools whose examples reach the floor join them, at their best
+        rows = examples.rows[weighed >= min_cosine]
+        if filters.restricts and len(rows):
+            rows = rows[self._columns.allowed(rows, filters)]
+        combined = dict(found)
+        own = self.matrix[rows] @ query
+        best = weighed.tolist()  # the float32 values the whole matrix's path compares too
+        for tool_id, cosine in zip(self.ids[rows].tolist(), own.tolist()):
+            combined[tool_id] = max(combined.get(tool_id, cosine), cosine, best[examples.at[tool_id]])
+        return dict(sorted(combined.items(), key=lambda pair: (-pair[1], pair[0]))[:k])
+
+    def _nearest_of(
+        self,
+        scores: np.ndarray,
+        rows_of: Callable[[np.ndarray], np.ndarray],
+        k: int,
+        filters: Filters,
+        min_cosine: float,
+    ) -> dict[int, float]:
+        """The k best of `scores` (cosines of the rows `rows_of` maps them to) that pass."""
         kept = None  # the positions among `scores` still in; None: all of them
         if filters.restricts:
             # the floor first: the filters read only the rows that reach it

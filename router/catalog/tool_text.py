@@ -62,6 +62,15 @@ def summary(description: str) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+def deprecated_summary(description: str, note: str) -> str:
+    """The summary of a deprecated tool: its first sentence, led by `note` when that sentence
+    does not say "deprecated" itself (the page must say it, and the cut must keep it)."""
+    text = first_sentence(description)
+    if "deprecated" not in text.lower():
+        text = f"{note}: {text}" if text else note
+    return summary(text)
+
+
 def embedding_text(name_words: str, description: str) -> str:
     """What the semantic model embeds for a tool: its name in words, then what it does (the
     argument text would drown both in shared words such as path, id and limit)."""

@@ -19,9 +19,9 @@ import numpy as np
 # every row has been seen), and the k-means rounds.
 SAMPLE_PER_CENTROID = 48
 ROUNDS = 8
-# Groups a query scores. On the 100,000-tool synthetic catalog 4 to 16 probes all found 98.3%
-# of the exact 20 nearest tools of its queries; the scan reads ~1 KB a row from memory (0.4 ms
-# at 12 probes on the busy bench machine), so 8 leaves a margin for catalogs less clustered.
+# Groups a query scores: a few probes already find nearly all exact nearest tools on the
+# synthetic catalogs, and each probe costs a memory scan, so 8 leaves a margin for catalogs
+# less clustered (docs/research.md).
 PROBES = 8
 # Rows assigned per matrix product while grouping (bounds the memory it holds).
 ASSIGN_CHUNK = 16_384

@@ -16,8 +16,8 @@ import numpy as np
 
 from router.catalog import vector_clusters
 
-# Catalogs of at most this many vectors are scored whole by search (≈0.1 ms a query at 4,096 ×
-# 256 on the bench machine) and store no grouping; larger ones are grouped and probed.
+# Catalogs of at most this many vectors are scored whole by search (a fraction of a
+# millisecond, docs/benchmarks.md) and store no grouping; larger ones are grouped and probed.
 EXHAUSTIVE_MAX_TOOLS = 4_096
 
 MODEL_VECTORS_SQL = """

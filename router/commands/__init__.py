@@ -4,6 +4,7 @@ import argparse
 import functools
 from pathlib import Path
 
+from router.errors import RouterError
 from router.paths import DB_ENV_VAR, SERVERS_ENV_VAR, SHIPPED_SERVERS_FILE, default_db_path, user_servers_file
 
 
@@ -27,3 +28,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 def add_servers_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--servers", metavar="FILE", type=Path, action="append", help=_servers_help())
+
+
+def workspace_dir(value: Path | None) -> Path:
+    """--workspace DIR (default: the working directory), resolved; a path that is not a
+    directory is refused, never taken as a workspace where nothing can work."""
+    if value is None:
+        return Path.cwd().resolve()
+    workspace = value.expanduser().resolve()
+    if not workspace.exists():
+        raise RouterError(f"--workspace {value}: no such directory")
+    if not workspace.is_dir():
+        raise RouterError(f"--workspace {value}: not a directory")
+    return workspace

@@ -11,6 +11,7 @@ from router.breakglass.settings import DEFAULT_PRICES, SNAPSHOT_PRICED_AT
 from router.catalog.load import load_catalog
 from router.commands import add_db_option, add_servers_option
 from router.db import connect
+from router.errors import RouterError
 from router.paths import SEEDS_DIR, resolve_db_path, servers_files, user_seeds_dir
 from router.wording import counted
 
@@ -87,6 +88,14 @@ def build_catalog(
     price_rows = parse_prices(prices)
     # the committed snapshot is as old as it says; any other file as old as its writing
     priced_at = SNAPSHOT_PRICED_AT if prices == DEFAULT_PRICES else file_priced_at(prices)
+    # building a catalog is what every "does not exist" error suggests: it makes the directory
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RouterError(
+            f"database {db_path} cannot be created: its directory {db_path.parent} cannot be made "
+            f"({exc.strerror or exc})"
+        ) from None
     conn = connect(db_path)
     try:
         summary = load_catalog(

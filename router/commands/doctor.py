@@ -5,7 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
-from router.commands import add_db_option, add_servers_option
+from router.commands import add_db_option, add_servers_option, workspace_dir
 from router.wording import counted
 
 MARKS = {"ok": "ok     ", "note": "note   ", "problem": "PROBLEM"}
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     findings = diagnose(
         load_servers(servers_files(args.servers)),
         resolve_db_path(args.db),
-        (args.workspace or Path.cwd()).resolve(),
+        workspace_dir(args.workspace),
         Path.home(),
     )
     if args.json:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from router.catalog.evaluation import RANK_DEPTH, quality, read_query_file, router_ranker, run_ranker
+from router.catalog.search import check_profile
 from router.commands import add_db_option
 from router.db import connect
 from router.paths import resolve_db_path
@@ -42,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     queries = read_query_file(args.queries, need_relevant=True)
     conn = connect(resolve_db_path(args.db), create=False)
+    check_profile(conn, args.profile)
     names = sorted({name for line in queries for name in line.relevant})
     unknown = [row[0] for row in conn.execute(UNKNOWN_NAMES_SQL, {"names": json.dumps(names)})]
     if unknown:

@@ -6,7 +6,7 @@ from pathlib import Path
 import anyio
 
 from router.backends.servers import load_servers
-from router.commands import add_servers_option
+from router.commands import add_servers_option, workspace_dir
 from router.commands.catalog import load_default_catalog
 from router.paths import SEEDS_DIR, resolve_db_path, servers_files, user_seeds_dir
 
@@ -50,9 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from router.catalog.harvest import harvest
     from router.facade.placeholders import Placeholders, default_data_dir
 
-    placeholders = Placeholders(
-        (args.workspace or Path.cwd()).resolve(), default_data_dir(resolve_db_path(args.db))
-    )
+    placeholders = Placeholders(workspace_dir(args.workspace), default_data_dir(resolve_db_path(args.db)))
     seeds = args.seeds
     if seeds is None:  # a shipped server's seed is in seeds/, a user's in the user seeds directory
         shipped = SEEDS_DIR / f"{args.server}.json"

@@ -13,11 +13,13 @@ from pathlib import Path
 from router.backends.availability import Availability
 from router.backends.servers import load_servers
 from router.catalog.evaluation import QueryLineError, query_line
+from router.catalog.fit_gate import fitting
 from router.catalog.search import (
     DEFAULT_LIMIT,
     UNAVAILABLE_PENALTY,
     SearchHit,
     check_limit,
+    check_profile,
     search,
 )
 from router.catalog.tool_schema import inspect_tool
@@ -26,9 +28,11 @@ from router.db import catalog_size, connect
 from router.errors import QueryError, RouterError
 from router.facade.search_page import (
     compact_json,
+    compose_page,
     found_nothing,
     note_not_searched,
     page_for_query,
+    page_hits,
     page_tokens,
 )
 from router.paths import resolve_db_path, servers_files
@@ -55,6 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print the page mcp_search_tools gives an agent (compact JSON; its token count on stderr)",
     )
     search_parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every ranked hit, also those the page leaves out as not fitting the request",
+    )
+    search_parser.add_argument(
         "--batch",
         metavar="QUERIES.jsonl",
         type=Path,
@@ -73,6 +82,7 @@ def run_search(args: argparse.Namespace) -> int:
     if (args.query is None) == (args.batch is None):
         raise QueryError("give either a query or --batch QUERIES.jsonl (not both)")
     conn = connect(resolve_db_path(args.db), create=False)
+    check_profile(conn, args.profile)  # once, not on every line of a batch
     if args.batch is not None:
         return run_batch(conn, args)
     servers = load_servers(servers_files(args.servers))
@@ -94,34 +104,65 @@ def run_search(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         print(f"({page_tokens(page)} tokens, cl100k)", file=sys.stderr)
         return 0
-    hits = search(
-        conn,
-        args.query,
-        profile=args.profile,
-        limit=args.limit,
-        explain=args.explain,
-        breaker_open_s=servers.defaults.breaker_open_s,
-        unavailable=unavailable,
-        hidden_servers=servers.search.not_searched(unavailable),
-    )
-    if not hits and _refused_empty(conn, args.db):
+    if args.all:
+        hits = search(
+            conn,
+            args.query,
+            profile=args.profile,
+            limit=args.limit,
+            explain=args.explain,
+            breaker_open_s=servers.defaults.breaker_open_s,
+            unavailable=unavailable,
+            hidden_servers=servers.search.not_searched(unavailable),
+            evidence=True,
+        )
+        shown, note = hits, None
+        fit = {hit.name for hit in fitting(args.query, hits)}
+    else:  # what the agent's page holds, from the same hits, with their scores
+        fitting_hits = page_hits(
+            conn,
+            args.query,
+            limit=args.limit,
+            unavailable=unavailable,
+            settings=servers.search,
+            profile=args.profile,
+            explain=args.explain,
+            breaker_open_s=servers.defaults.breaker_open_s,
+        )
+        shown, note = _on_the_page(fitting_hits, args.limit)
+        fit = {hit.name for hit in shown}
+    if not shown and _refused_empty(conn, args.db):
         return 1
     if args.json:
-        print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        print(json.dumps([hit.to_dict() for hit in shown], ensure_ascii=False, indent=2))
         return 0
-    for rank, hit in enumerate(hits, start=1):
-        print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {_shown_score(hit)}\n    {hit.summary}")
+    for rank, hit in enumerate(shown, start=1):
+        left_out = "" if hit.name in fit else "  (not on the page: does not fit the request)"
+        print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {_shown_score(hit)}{left_out}\n    {hit.summary}")
         if hit.explain is not None:
             e = hit.explain
             named = "  (the query names this tool: ranked first)" if e.exact_name else ""
             penalty = "" if hit.available else f" - unavailable {UNAVAILABLE_PENALTY:.2f}"
+            example = "  (semantic: one of its examples)" if e.via_example else ""
             print(
                 f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}"
-                f" + semantic {e.semantic:.2f}{penalty}{named}"
+                f" + semantic {e.semantic:.2f}{penalty}{named}{example}"
             )
-    if not hits:
+    if note is not None:
+        print(note)
+    elif not shown:
         print("no matching tools")
     return 0
+
+
+def _on_the_page(hits: list[SearchHit], limit: int) -> tuple[list[SearchHit], str | None]:
+    """The hits the page (compose_page) shows, callable ones first, then the uncallable ones it
+    names; and its note, when it has one."""
+    page = compose_page(hits, limit)
+    by_name = {hit.name: hit for hit in hits}
+    names = [tool["name"] for tool in page["tools"]]
+    names += [name for entry in page.get("unavailable", []) for name in entry["tools"]]
+    return [by_name[name] for name in names], page.get("note")
 
 
 def _refused_empty(conn, db: str | None) -> bool:

@@ -12,9 +12,9 @@ import apsw
 from router.agents.roles import DEFAULT_ROLE, ROLE_ENV_VAR, ROLE_NAMES, get_role
 from router.backends.availability import is_loopback
 from router.backends.servers import load_servers
-from router.commands import add_db_option, add_servers_option
+from router.commands import add_db_option, add_servers_option, workspace_dir
 from router.errors import RouterError
-from router.paths import resolve_db_path, servers_files, user_servers_file
+from router.paths import resolve_db_path, servers_files, setup_command, user_servers_file
 from router.wording import counted
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -71,12 +71,18 @@ def parse_http_address(value: str) -> tuple[str, int]:
 
 
 def _check_startup(options) -> None:
-    """Fail before serving, with a clear message, on a database or servers.toml that cannot
-    work: the database must open, be current, and take a write (every call writes the audit)."""
+    """Fail before serving, with a clear message, on a servers.toml or database that cannot
+    work: the database must exist (init builds it), open, be current, and take a write (every
+    call writes the audit)."""
     from router.db import check_writable, connect, describe_database_error
     from router.facade.backends import BackendPool
     from router.facade.placeholders import Placeholders, default_data_dir
 
+    BackendPool(options.servers, Placeholders(options.workspace, default_data_dir(options.db_path)))
+    if not options.db_path.exists():  # never a new empty database, served as "0 of 0 servers"
+        raise RouterError(
+            f"no catalog at {options.db_path}: set up first with {setup_command(options.db_path)}, then serve"
+        )
     try:
         conn = connect(options.db_path)
         try:
@@ -88,7 +94,6 @@ def _check_startup(options) -> None:
             f"--db: cannot serve: {describe_database_error(exc, options.db_path)} "
             "(every call writes an audit row)"
         ) from None
-    BackendPool(options.servers, Placeholders(options.workspace, default_data_dir(options.db_path)))
 
 
 def ready_lines(options, listening: str) -> list[str]:
@@ -119,11 +124,13 @@ def ready_lines(options, listening: str) -> list[str]:
             decided_by_roots[name] = roots_decide(server, options.workspace)
     per_root = "".join(f"; {name} per client root" for name in decided_by_roots)
     role = options.role.name if options.role is not None else "named by each request"
-    lines = [
-        f"context-router serve: ready on {listening}: {options.db_path} ({counted(tools, 'tool')}; "
-        f"{len(callable_servers)} of {counted(len(servers), 'server')} callable: {', '.join(callable_servers) or 'none'}"
-        f"{per_root}); role {role}"
-    ]
+    catalog = (
+        f"{counted(tools, 'tool')}; {len(callable_servers)} of {counted(len(servers), 'server')} "
+        f"callable: {', '.join(callable_servers) or 'none'}{per_root}"
+        if tools
+        else f"an empty catalog; {counted(len(options.servers.servers), 'server')} declared"
+    )
+    lines = [f"context-router serve: ready on {listening}: {options.db_path} ({catalog}); role {role}"]
     # said before any call: what a client's root decides, and what a client without roots gets
     lines += [f"context-router serve: {name}: {note}" for name, note in decided_by_roots.items()]
     if tools == 0:
@@ -147,9 +154,7 @@ def run(args: argparse.Namespace) -> int:
     # Over HTTP a router started without a role takes each request's header (failing closed:
     # router/facade/http_roles.py); over stdio the default role applies.
     role = get_role(start_role) if start_role else (None if args.http else get_role(DEFAULT_ROLE))
-    workspace = (args.workspace or Path.cwd()).resolve()
-    if not workspace.is_dir():
-        raise RouterError(f"--workspace {workspace}: not a directory")
+    workspace = workspace_dir(args.workspace)
     files = servers_files(args.servers)
     options = ServeOptions(
         db_path=resolve_db_path(args.db),

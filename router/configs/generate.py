@@ -23,7 +23,7 @@ GATEWAY_HEADER = [
     "agentgateway: MCP on port 3000. Callers send a JWT whose `role` claim names their role;",
     "each role reaches its own router target and the backend tools the role matrix allows.",
     "Start agentgateway in the workspace directory with .venv/bin and .npm-tools/node_modules/.bin",
-    "on PATH (see README, 'Deploying behind agentgateway').",
+    "on PATH (see docs/configs.md, 'agentgateway').",
 ]
 
 

@@ -26,6 +26,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from router.backends.node import launch_argv
 from router.backends.programs import program_search_dirs, resolve_command
 from router.backends.servers import Defaults, ServerConfig
 from router.facade import http_endpoint, process_tree
@@ -47,7 +48,7 @@ from router.facade.backend_session import (
 )
 from router.facade.backend_stderr import BackendStderr
 from router.facade.http_endpoint import HttpEndpoint
-from router.facade.placeholders import Placeholders
+from router.facade.placeholders import Placeholders, uses_workspace_data_dir
 
 logger = logging.getLogger(__name__)
 
@@ -189,9 +190,11 @@ class Backend:
         # the process gets the SDK's default environment (PATH, HOME, ...) under these
         # (backend_session.backend_process)
         env = {k: self.placeholders.expand(v, where) for k, v in self.config.env.items()}
+        # an npm backend the router installed runs under the router's own node
+        command, *launcher_args = launch_argv(program)
         return StdioServerParameters(
-            command=program,
-            args=[self.placeholders.expand(a, where) for a in self.config.args],
+            command=command,
+            args=[*launcher_args, *(self.placeholders.expand(a, where) for a in self.config.args)],
             env=env,
             cwd=str(self.placeholders.workspace),
         )
@@ -245,6 +248,8 @@ class Backend:
     ) -> _Run:
         await self._end_previous_run()
         self.placeholders.data_dir.mkdir(parents=True, exist_ok=True)
+        if uses_workspace_data_dir(self.config):
+            self.placeholders.workspace_data_dir.mkdir(parents=True, exist_ok=True)
         self._runs_begun += 1
         run = self._run = _Run(self._runs_begun)
         task_group.start_soon(self._supervise, target, run)

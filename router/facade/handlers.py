@@ -165,6 +165,7 @@ def _search_answer(
     except QueryError as exc:
         raise ToolCallError(str(exc), audit.INVALID_ARGUMENTS) from None
     if found_nothing(page) and catalog_size(conn) == 0:
+        page.pop("note", None)  # not "nothing fits": there is nothing to fit
         page["warning"] = EMPTY_CATALOG_WARNING  # never a silent empty list
     if ctx.wake_on_search and page["tools"]:
         record.wake = _servers_to_wake(conn, page["tools"][0]["name"])

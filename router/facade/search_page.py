@@ -1,7 +1,8 @@
-"""The page mcp_search_tools answers: the tools the caller can call here, best first, and,
-only where they match better than the best callable one (or nothing callable matches), one
-compact entry per server whose tools cannot be called here, saying its reason (the install
-line included) once.
+"""The page mcp_search_tools answers: the tools the caller can call here that fit the request
+(router/catalog/fit_gate.py), best first, and, only where they match better than the best
+callable one (or nothing callable fits), one compact entry per server whose tools cannot be
+called here, saying its reason (the install line included) once. A page with no callable tool
+says so in one line (`note`), so an agent never reads an empty list as "nothing was searched".
 
 Each callable tool carries its call signature (router/catalog/signatures.py), so a model can
 call a simple tool without mcp_inspect_schema.
@@ -21,6 +22,7 @@ from typing import Any
 import apsw
 
 from router.backends.servers import SearchSettings
+from router.catalog.fit_gate import fitting
 from router.catalog.search import SearchHit, check_limit, search
 from router.catalog.signatures import Signature, tool_signatures
 from router.tokens import count_tokens
@@ -41,6 +43,11 @@ SHORT_SUMMARY_CHARS = 40
 # What a server's reason is cut to as a last resort (a user's servers file may give any
 # install line); the start says the kind of problem and the command to run.
 SHORT_REASON_CHARS = 160
+
+# The line a page without a callable tool carries: with the servers that would do the job
+# listed under `unavailable`, or with nothing at all that fits.
+NO_CALLABLE_FIT = "no callable tool fits this request; the servers under unavailable would"
+NOTHING_FITS = "no tool in the catalog fits this request"
 
 
 def compact_json(value: Any) -> str:
@@ -78,17 +85,33 @@ def page_for_query(
     whatever the install (searching deeper for more cost 3-4× on a large catalog of servers
     not installed, for tools ranked below a dozen uncallable ones despite their penalty)."""
     limit = check_limit(limit)
+    hits = page_hits(conn, query, limit=limit, unavailable=unavailable, settings=settings, **search_options)
+    signatures = tool_signatures(conn, [hit.name for hit in hits if hit.available])
+    return compose_page(hits, limit, signatures=signatures)
+
+
+def page_hits(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    limit: int,
+    unavailable: Mapping[str, str],
+    settings: SearchSettings,
+    **search_options: Any,
+) -> list[SearchHit]:
+    """The hits a page is made of: search's (up to `limit` callable ones, the uncallable ones
+    ranked among them) that fit the request (router/catalog/fit_gate.py), in search's order."""
     hits = search(
         conn,
         query,
-        limit=limit,
+        limit=check_limit(limit),
         unavailable=unavailable,
         hidden_servers=settings.not_searched(unavailable),
         callable_limit=True,
+        evidence=True,
         **search_options,
     )
-    signatures = tool_signatures(conn, [hit.name for hit in hits if hit.available])
-    return compose_page(hits, limit, signatures=signatures)
+    return fitting(query, hits)
 
 
 def found_nothing(page: Mapping[str, Any]) -> bool:
@@ -131,6 +154,8 @@ def compose_page(
     page: dict[str, Any] = {"tools": tools}
     if entries:
         page["unavailable"] = list(entries.values())
+    if not tools:
+        page["note"] = NO_CALLABLE_FIT if entries else NOTHING_FITS
     return fit_page(page, budget, signatures)
 
 
@@ -217,6 +242,8 @@ def fit_page(
         (entries or tools).pop()
     if not entries:
         page.pop("unavailable", None)
+        if not tools and "note" in page:
+            page["note"] = NOTHING_FITS
     return page
 
 

@@ -59,9 +59,8 @@ CORPUS = DATA / "model-corpus.txt.xz"
 TOOL_TEXTS = DATA / "model-tool-texts.txt.xz"
 REQUESTS = DATA / "model-requests.txt.xz"
 MORE_REQUESTS = DATA / "model-more-requests.txt.xz"
-# tokenlearn's corpus; MORE_REQUESTS serve ranking distillation only (with them in tokenlearn's
-# corpus too, tokenlearn alone tied on the development macro, and the ranking-distilled build
-# scored "run my godot game project" the same for godot_run_project and godot_stop_project)
+# tokenlearn's corpus; MORE_REQUESTS serve ranking distillation only: in tokenlearn's corpus
+# too they gained nothing and blurred near-opposite tools (docs/research.md).
 CORPUS_FILES = (CORPUS, TOOL_TEXTS, REQUESTS)
 # Corpus shape: short, English-looking package summaries, deduplicated case-insensitively.
 CORPUS_SIZE = {"pypi": 80_000, "npm": 40_000}
@@ -72,9 +71,8 @@ TOKENLEARN_TEXTS = 158_668
 # from the tool texts and RANKING_SUMMARIES summaries (tools are described like packages).
 # The loss is the KL divergence from MiniLM's softmax of cosines / RANKING_TEMPERATURE to the
 # static model's, plus RANKING_ANCHOR × the mean squared move of a token vector, which keeps
-# what tokenlearn learnt. Chosen on the development sets (cosine alone, R@5 / nDCG@10 macro,
-# from 0.652 / 0.595 after tokenlearn): 1,000 steps 0.665 / 0.608; 3,000 steps 0.660 / 0.604,
-# with the anchor at 0.3 0.663 / 0.607, at temperature 0.02 0.657 / 0.595.
+# what tokenlearn learnt. Steps, anchor and temperature were chosen on the development sets
+# (docs/research.md); longer runs over-fit the requests.
 RANKING_STEPS = 1_000
 RANKING_REQUESTS = 256
 RANKING_TOOLS = 2_048

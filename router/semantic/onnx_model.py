@@ -34,19 +34,13 @@ DIM = 384
 
 
 class OnnxModel:
-    # Search's W for this model's cosines (router/catalog/search.py uses it instead of
-    # SEMANTIC_WEIGHT): 10 x BM25 share + 40 x cosine is issue 21's fusion at alpha 0.2, a
-    # much larger cosine weight than the static model's 15, since MiniLM's cosines separate
-    # related from unrelated tools far better. Tuned on the development sets only (BFCL,
-    # seeded, MetaTool, LiveMCPBench), macro recall@5 / nDCG@10 at floor 0.15: W 30
-    # .739/.688, 40 .740/.692, 50 .737/.689; at floor 0.25: W 15 .728/.678, 20 .732/.681,
-    # 25 .734/.683, 30 .737/.686, 40 .738/.689, 60 .734/.684 (words alone .682/.631).
+    # Search's W for this model's cosines (used instead of SEMANTIC_WEIGHT): larger than the
+    # static model's, since MiniLM's cosines separate related from unrelated tools far
+    # better. Tuned on the development sets only (docs/research.md).
     semantic_weight = 40.0
-    # The cosine a semantic neighbour needs (instead of SEMANTIC_MIN_COSINE): unrelated tool
-    # texts land at 0-0.12 with MiniLM ("add two numbers" vs count_words 0.12, vs get-sum
-    # 0.48). At W 40 on the development sets: floors 0.05, 0.1 and 0.15 tie (.740/.692), 0.2
-    # .740/.691, 0.25 .738/.689, 0.35 .728/.678, 0.45 .714/.666 (MetaTool loses most: .76 to
-    # .68 recall@5); the highest of the tied floors keeps the most noise out.
+    # The cosine a semantic neighbour needs (instead of SEMANTIC_MIN_COSINE): unrelated texts
+    # land near zero with MiniLM; the highest of the floors that tied on the development sets
+    # keeps the most noise out (docs/research.md).
     semantic_min_cosine = 0.15
 
     def __init__(self, session, tokenizer: "Tokenizer", identity: str, onnx_file: Path):

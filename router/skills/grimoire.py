@@ -4,7 +4,7 @@ A skill's *declaration* is what it says it is: its SKILL.md front matter and the
 list of its files. Its RFC 8785 bytes hashed with blake3 give `declaration_hash`; the
 `files` manifest (blake3 and executable bit per file, target per symlink) hashed the same
 way gives `tree_hash`. Paths are '/'-separated whatever platform wrote them, and RFC 8785
-orders keys, so neither key order nor path separators change a hash. The README documents
+orders keys, so neither key order nor path separators change a hash. docs/skills.md documents
 the file.
 """
 

@@ -1,0 +1,115 @@
+"""The vectors of the tools' example requests (tools.examples): written by a catalog load,
+read by search.
+
+An example is embedded on its own (one vector per example, example_embeddings in schema.sql),
+keyed by the hash of its text and the model: a load embeds only the texts no vector exists
+for, so a reload that changes one example embeds that one, and drops the vectors no tool's
+example has any more. Search reads them beside the tools' own vectors and gives each tool its
+best cosine over its own vector and its examples' (router/catalog/semantic_index.py): a tool
+is found by how people ask for it as well as by how its author described it.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import apsw
+import numpy as np
+
+from router.catalog import vector_groups
+from router.clock import utc_now_iso
+from router.hashing import content_hash
+
+if TYPE_CHECKING:
+    from router.catalog.embeddings import EmbeddingModel
+
+# float32 vectors → int8 codes and a scale per row (router/catalog/embeddings.py quantize)
+Quantize = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+# Examples encoded per call: bounds the memory a load holds at once.
+ENCODE_BATCH = 2_048
+
+# Every tool with examples, and its examples (one per line).
+TOOL_EXAMPLES_SQL = "SELECT id, examples FROM tools WHERE examples <> '' ORDER BY id"
+EMBEDDED_SQL = "SELECT example_hash FROM example_embeddings WHERE model = :model"
+INSERT_SQL = """
+INSERT INTO example_embeddings(example_hash, model, dim, scale, vector, created_at)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+# Another model's vectors, and the texts no tool has as an example any more.
+DROP_STALE_SQL = """
+DELETE FROM example_embeddings
+WHERE (:model IS NOT NULL AND model <> :model)
+   OR example_hash NOT IN (SELECT value FROM json_each(:hashes))
+"""
+VECTORS_SQL = "SELECT example_hash, scale, vector FROM example_embeddings WHERE model = :model"
+
+
+def example_hash(text: str) -> str:
+    """The key of an example's vector: the b3: hash of its text (as tools.examples holds it)."""
+    return content_hash(text)
+
+
+def tool_examples(conn: apsw.Connection) -> list[tuple[int, str]]:
+    """(tool id, example) for every example of the catalog, by tool id then in order."""
+    return [
+        (int(tool_id), line)
+        for tool_id, examples in conn.execute(TOOL_EXAMPLES_SQL)
+        for line in str(examples).split("\n")
+        if line
+    ]
+
+
+def embed_examples(
+    conn: apsw.Connection, model: "EmbeddingModel | None", quantize: Quantize
+) -> tuple[int, int]:
+    """Embed every example `model` has no vector for and drop the vectors no example uses
+    (all of them when model is None); (embedded, dropped). Inside the load's transaction."""
+    texts = {example_hash(text): text for _, text in tool_examples(conn)}
+    identity = None if model is None else model.identity
+    hashes = [] if model is None else sorted(texts)
+    conn.execute(DROP_STALE_SQL, {"model": identity, "hashes": json.dumps(hashes)})
+    dropped = conn.changes()
+    if model is None:
+        return 0, dropped
+    have = {str(h) for (h,) in conn.execute(EMBEDDED_SQL, {"model": identity})}
+    missing = [h for h in hashes if h not in have]
+    created = utc_now_iso()
+    for start in range(0, len(missing), ENCODE_BATCH):
+        batch = missing[start : start + ENCODE_BATCH]
+        codes, scales = quantize(np.asarray(model.encode([texts[h] for h in batch]), np.float32))
+        conn.executemany(
+            INSERT_SQL,
+            [
+                (h, identity, model.dim, float(scale), row.tobytes(), created)
+                for h, row, scale in zip(batch, codes, scales)
+            ],
+        )
+    return len(missing), dropped
+
+
+@dataclass(frozen=True)
+class ExampleRows:
+    """The examples' vectors of one catalog version, each with the tool it belongs to."""
+
+    owners: np.ndarray  # tool id per row
+    matrix: np.ndarray  # (rows, dim) float32, L2-normalised
+
+
+def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> ExampleRows:
+    """Every example that has a vector for this model, with its tool."""
+    vectors = {
+        str(h): (float(scale), bytes(vector))
+        for h, scale, vector in conn.execute(VECTORS_SQL, {"model": model_identity})
+    }
+    owners, scales, blobs = [], [], []
+    for tool_id, text in tool_examples(conn):
+        found = vectors.get(example_hash(text))
+        if found is not None:
+            owners.append(tool_id)
+            scales.append(found[0])
+            blobs.append(found[1])
+    if not owners:
+        return ExampleRows(np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
+    return ExampleRows(np.array(owners, np.int64), vector_groups.dequantized(scales, blobs))

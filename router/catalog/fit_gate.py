@@ -1,0 +1,104 @@
+"""The fit gate: which of a search's hits fit the request well enough to be on the agent's page.
+
+Search ranks every candidate, however loosely it matches; an agent that takes the page's first
+tool then calls whatever ranked best, even when nothing callable does the job (issue 36: a
+media reader for "decompile this function", a directory maker for "run my godot game"). The
+gate keeps a hit only when all of these hold:
+
+1. It is not far below the best hit of the request (ADAPTIVE_CUT of its score), callable or
+   not: when the tool that does the job cannot be called here, the callable ones it outranks
+   by far are filler, and the page then names that server instead.
+2. It fits on its own evidence, which does not depend on the other hits (the score's BM25 part
+   is a share of the best, so it cannot say that): a trigger phrase or its exact name, or a
+   cosine (its own or its best example's) of at least MIN_COSINE, or of MIN_COSINE_WITH_WORDS
+   with MIN_COVERAGE of the query's words in its text. Without a semantic model (or vectors
+   for it) the words alone decide: MIN_COVERAGE_WITHOUT_MODEL of them.
+3. A tool that changes things (its server or a review says so) needs more: MIN_COSINE_TO_CHANGE,
+   or a trigger, its exact name, or an example request as close as STRONG_EXAMPLE_COSINE; and
+   for a request that only asks to read or look (router/catalog/request_intent.py) nothing but
+   those strong signs will do. Picking a wrong action is worse than finding nothing.
+
+The thresholds were chosen on development requests only (bench/page_quality.py reports the
+wrong empties they cause on each development set beside the page's figures).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from router.catalog.request_intent import asks_only_to_read
+from router.catalog.search import Evidence, SearchHit
+
+# Each threshold was chosen on the page_dev requests and the development sets together
+# (bench/page_quality.py reports the figures): the page's right-first rate and its filler
+# against the pages the gate wrongly empties on each development set.
+
+# 1. Below this share of the request's best hit, hits are mostly filler beneath the tool that
+# does the job; a higher cut starts to drop the right tool where two servers' tools compete.
+ADAPTIVE_CUT = 0.7
+# 2. A request's cosine with a tool that does the job mostly lies above MIN_COSINE, with
+# unrelated tools mostly below; a higher floor empties pages the development sets say are
+# right (conversational and multi-step requests have low cosines). Between the two floors the
+# request's words must be in the tool's text too.
+MIN_COSINE = 0.3
+MIN_COSINE_WITH_WORDS = 0.25
+MIN_COVERAGE = 0.5
+# With no cosine to weigh, a tool must hold most of what the request says.
+MIN_COVERAGE_WITHOUT_MODEL = 0.5
+# 3. A tool that changes things is offered on a clearer match; a strong sign is an example
+# request closer than the ones that merely share the request's objects.
+MIN_COSINE_TO_CHANGE = 0.35
+STRONG_EXAMPLE_COSINE = 0.8
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The gate's thresholds (the module's constants unless a benchmark tries others)."""
+
+    adaptive_cut: float = ADAPTIVE_CUT
+    min_cosine: float = MIN_COSINE
+    min_cosine_with_words: float = MIN_COSINE_WITH_WORDS
+    min_coverage: float = MIN_COVERAGE
+    min_coverage_without_model: float = MIN_COVERAGE_WITHOUT_MODEL
+    min_cosine_to_change: float = MIN_COSINE_TO_CHANGE
+    strong_example_cosine: float = STRONG_EXAMPLE_COSINE
+
+
+DEFAULT = Thresholds()
+
+
+def strong(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> bool:
+    """A sign someone wrote for exactly this kind of request: a trigger phrase, the tool's
+    exact name, or an example request very close to it."""
+    return (
+        evidence.trigger or evidence.exact_name or evidence.example_cosine >= thresholds.strong_example_cosine
+    )
+
+
+def fits_alone(evidence: Evidence, reads_only: bool, thresholds: Thresholds = DEFAULT) -> bool:
+    """Rules 2 and 3 of the module's doc: whether this hit fits on its own evidence."""
+    if strong(evidence, thresholds):
+        return True
+    if not evidence.semantic:
+        return (not reads_only or not evidence.changes_things) and (
+            evidence.coverage >= thresholds.min_coverage_without_model
+        )
+    if evidence.changes_things:
+        return not reads_only and evidence.cosine >= thresholds.min_cosine_to_change
+    return evidence.cosine >= thresholds.min_cosine or (
+        evidence.cosine >= thresholds.min_cosine_with_words and evidence.coverage >= thresholds.min_coverage
+    )
+
+
+def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFAULT) -> list[SearchHit]:
+    """The hits that fit the request, in search's order (see the module's doc)."""
+    if not hits:
+        return []
+    best = max(hit.score for hit in hits)
+    reads_only = asks_only_to_read(query)
+    return [
+        hit
+        for hit in hits
+        if hit.evidence is not None
+        and hit.score >= thresholds.adaptive_cut * best
+        and fits_alone(hit.evidence, reads_only, thresholds)
+    ]

@@ -1,0 +1,75 @@
+"""Whether a request asks to read or look (and only that), from how it starts.
+
+The page must never offer a tool that changes things as a loose match for a request that only
+asks to see something ("see which lines changed" is not a request to edit a file), so the
+fit gate (router/catalog/fit_gate.py) needs to know when a request only reads. A request says
+it in its first verb, after the politeness around it ("could you please show me ..."), or by
+being a question ("what is left to commit", "is my repo clean"); a later clause that starts
+with a verb of change ("find the old logs and delete them") makes it more than a read.
+Anything else is not known to read, and the rule does not apply: it only ever removes a tool
+that changes things, so a request wrongly taken for a read loses a loose match, never a strong one.
+"""
+
+import re
+
+# Words before the verb that say nothing about what is asked: politeness, the asker, modals.
+_LEAD_IN = frozenset(
+    """please pls kindly can could would will you u i we i'd i'm id im want wanna need needs like
+    to help me us let let's lets just quickly now then first also go ahead and ok okay hey hi so
+    try tell""".split()
+)
+# "tell me" leads a question ("tell me what changed"): skipped with the lead-in above.
+# Verbs and openings of a request to read or look.
+_READ_OPENINGS = frozenset(
+    """show list read view see display print find search look check inspect describe compare diff
+    count cat ls get fetch retrieve lookup browse peek explore examine review summarize summarise
+    explain query grep locate identify google dump grab decompile disassemble which what what's
+    whats where where's who who's whom whose when when's why how's is are am was were does do did
+    has have had any""".split()
+)
+# "how" reads when it asks for a quantity or a state ("how many", "how big"); "how do I
+# delete ..." is decided by the verb after it.
+_HOW_READS = frozenset("many much big large long old often far recent".split())
+# Verbs that open a clause of change: one after the first clause makes the request more than a read.
+_CHANGE_VERBS = frozenset(
+    """create make add write edit delete remove rename move commit stage unstage push install
+    uninstall run start launch stop kill set update change replace save remember store record
+    switch checkout reset revert apply tap click type press swipe build render export import
+    download upload send post format fix insert append copy restart close mkdir rm mv cp undo
+    discard clear drop merge rebase tag modify overwrite generate open""".split()
+)
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
+_WORD = re.compile(r"[a-z][a-z'’]*")
+
+
+def _words(text: str) -> list[str]:
+    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+
+
+def _first_verb(words: list[str]) -> tuple[str | None, int]:
+    """The first word after the lead-in and its position (None when there is none)."""
+    for at, word in enumerate(words):
+        if word not in _LEAD_IN:
+            return word, at
+    return None, len(words)
+
+
+def asks_only_to_read(query: str) -> bool:
+    """Whether the request asks to read or look, and nothing else (see the module's doc)."""
+    clauses = [c for c in _CLAUSE_BREAK.split(query.lower()) if c.strip()]
+    if not clauses:
+        return False
+    words = _words(clauses[0])
+    first, at = _first_verb(words)
+    if first is None:
+        return False
+    if first == "how":
+        if at + 1 >= len(words) or words[at + 1] not in _HOW_READS:
+            return False
+    elif first not in _READ_OPENINGS:
+        return False
+    for clause in clauses[1:]:
+        verb, _ = _first_verb(_words(clause))
+        if verb in _CHANGE_VERBS:
+            return False
+    return True

@@ -1,0 +1,212 @@
+"""The fit gate (router/catalog/fit_gate.py) on the real seeded catalog and through a real
+router over stdio: a request nothing callable fits gets an empty page naming the server that
+would, a request nothing at all fits gets an empty page saying so, a request that only asks to
+read never gets a tool that changes things as a loose match, and `context-router search`
+shows the page mcp_search_tools answers."""
+
+import json
+import subprocess
+
+import pytest
+
+from router.backends.servers import SearchSettings
+from router.catalog.fit_gate import (
+    ADAPTIVE_CUT,
+    MIN_COSINE,
+    MIN_COSINE_TO_CHANGE,
+    MIN_COSINE_WITH_WORDS,
+    MIN_COVERAGE,
+    MIN_COVERAGE_WITHOUT_MODEL,
+    STRONG_EXAMPLE_COSINE,
+    fits_alone,
+    fitting,
+)
+from router.catalog.request_intent import asks_only_to_read
+from router.catalog.search import Evidence, search
+from router.facade.search_page import NO_CALLABLE_FIT, NOTHING_FITS, page_for_query
+from router.paths import SHIPPED_SERVERS_FILE
+from tests.conftest import project_env
+from tests.facade_support import CONTEXT_ROUTER, json_of, make_workspace, running_router
+from tests.test_search_page import default_install
+
+pytestmark = pytest.mark.anyio
+
+UNCALLABLE_ONLY = {
+    "decompile the main function of this binary": "ghidra",
+    "take a screenshot of the phone": "adb",
+    "run my godot game project": "godot",
+    "search the web for the latest python release": "searxng",
+}
+NOTHING_IN_THE_CATALOG = ["book a flight to Paris for next Tuesday", "order two pizzas for delivery"]
+# requests that only ask to read or look; the ranking holds tools that change things for each
+READ_REQUESTS = [
+    "read the contents of README.md",
+    "see which lines were changed",
+    "what is left to commit",
+    "show me the branches",
+    "look at the last commit",
+    "which files did I change",
+    "show me what's in config.py",
+]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    from router.catalog.load import load_catalog
+    from router.db import connect
+    from router.paths import SEEDS_DIR
+
+    conn = connect(tmp_path_factory.mktemp("gate") / "seeded.db")
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    yield conn
+    conn.close()
+
+
+def page_for(conn, query: str, unavailable: dict[str, str]) -> dict:
+    return page_for_query(conn, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+
+
+def test_a_request_only_an_uncallable_server_fits_gets_no_callable_tool_and_that_server_first(seeded):
+    unavailable = default_install(seeded)
+    for query, server in UNCALLABLE_ONLY.items():
+        hits = search(seeded, query, limit=10, unavailable=unavailable, callable_limit=True, evidence=True)
+        assert any(hit.available for hit in hits), query  # the ranking had callable filler
+        page = page_for(seeded, query, unavailable)
+        assert page["tools"] == [], (query, page["tools"])
+        assert page["unavailable"][0]["server"] == server, query
+        assert page["note"] == NO_CALLABLE_FIT
+
+
+def test_a_request_nothing_in_the_catalog_fits_gets_an_empty_page_that_says_so(seeded):
+    for unavailable in ({}, default_install(seeded)):
+        for query in NOTHING_IN_THE_CATALOG:
+            assert search(seeded, query, limit=10, unavailable=unavailable), query  # loose matches
+            assert page_for(seeded, query, unavailable) == {"tools": [], "note": NOTHING_FITS}, query
+
+
+def test_a_read_request_never_gets_a_tool_that_changes_things_as_a_loose_match(seeded):
+    for query in READ_REQUESTS:
+        assert asks_only_to_read(query), query
+        hits = search(seeded, query, limit=10, unavailable={}, evidence=True)
+        changers = [hit for hit in hits if hit.evidence.changes_things]
+        assert changers, query  # the ranking offers some
+        kept = fitting(query, hits)
+        assert kept, query
+        for hit in kept:
+            evidence = hit.evidence
+            assert not evidence.changes_things or evidence.trigger or evidence.exact_name, (query, hit.name)
+    # the same loose kind of match is kept when the request asks for a change
+    assert "edit_file" in [
+        hit.name
+        for hit in fitting(
+            "fix the typo in README.md", search(seeded, "fix the typo in README.md", evidence=True)
+        )
+    ]
+
+
+def test_the_page_is_cut_where_hits_fall_far_below_the_best(seeded):
+    for query in ("list git branches", "what time is it in Tokyo", "read a file"):
+        hits = search(seeded, query, limit=10, unavailable={}, evidence=True)
+        kept = fitting(query, hits)
+        best = max(hit.score for hit in hits)
+        assert all(hit.score >= ADAPTIVE_CUT * best for hit in kept)
+        assert len(kept) < len(hits) and any(hit.score < ADAPTIVE_CUT * best for hit in hits), query
+
+
+@pytest.mark.parametrize(
+    "query, reads",
+    [
+        ("show me the git status", True),
+        ("could you please list the files in src", True),
+        ("what's left to commit?", True),
+        ("is my working tree clean", True),
+        ("how many commits are on main", True),
+        ("tell me which branch I am on", True),
+        ("find the old logs and delete them", False),
+        ("show the diff, then commit it", False),
+        ("how do I delete a branch", False),
+        ("stage my changes", False),
+        ("remember that the user prefers tabs", False),
+        ("switch to the develop branch", False),
+        ("open README.md", False),
+        ("", False),
+    ],
+)
+def test_which_requests_only_ask_to_read(query, reads):
+    assert asks_only_to_read(query) is reads
+
+
+@pytest.mark.slow
+async def test_mcp_search_tools_and_the_cli_show_the_same_gated_page(seeded_db, tmp_path):
+    workspace = make_workspace(tmp_path / "repository")
+    queries = [*list(UNCALLABLE_ONLY)[:2], NOTHING_IN_THE_CATALOG[0], "read the contents of README.md"]
+    async with running_router(seeded_db, SHIPPED_SERVERS_FILE, workspace) as router:
+        pages = [json_of(await router.call_tool("mcp_search_tools", {"query": q})) for q in queries]
+    assert pages[0]["tools"] == [] and pages[0]["unavailable"][0]["server"] == "ghidra"
+    assert pages[0]["note"] == NO_CALLABLE_FIT
+    assert pages[2] == {"tools": [], "note": NOTHING_FITS}
+    assert pages[3]["tools"][0]["name"] == "read_text_file"
+    for query, page in zip(queries, pages):
+
+        def cli(*extra: str, query: str = query) -> str:
+            return subprocess.run(
+                [
+                    str(CONTEXT_ROUTER),
+                    "search",
+                    "--db",
+                    str(seeded_db),
+                    "--servers",
+                    str(SHIPPED_SERVERS_FILE),
+                ]
+                + [query, *extra],
+                capture_output=True,
+                text=True,
+                cwd=workspace,
+                env=project_env(),
+                check=True,
+            ).stdout
+
+        assert json.loads(cli("--page")) == page, query
+        shown = cli()
+        named = [tool["name"] for tool in page["tools"]]
+        named += [name for entry in page.get("unavailable", []) for name in entry["tools"]]
+        listed = [line.split()[1] for line in shown.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+        assert listed == named, query
+        assert ("note" in page) == (page.get("note", "\0") in shown)
+
+
+def evidence(**given) -> Evidence:
+    fields = {
+        "cosine": 0.0,
+        "example_cosine": 0.0,
+        "coverage": 0.0,
+        "trigger": False,
+        "boost": False,
+        "exact_name": False,
+        "changes_things": False,
+    }
+    return Evidence(**(fields | given))
+
+
+def test_a_hit_fits_on_its_own_evidence_and_a_tool_that_changes_things_needs_more():
+    below, above = MIN_COSINE - 0.01, MIN_COSINE + 0.01
+    assert not fits_alone(evidence(cosine=below), reads_only=False)
+    assert fits_alone(evidence(cosine=above), reads_only=False)
+    # a weaker cosine needs the request's words in the tool's text
+    assert not fits_alone(
+        evidence(cosine=MIN_COSINE_WITH_WORDS, coverage=MIN_COVERAGE - 0.01), reads_only=False
+    )
+    assert fits_alone(evidence(cosine=MIN_COSINE_WITH_WORDS, coverage=MIN_COVERAGE), reads_only=False)
+    # a trigger phrase or the exact name is enough, whatever the cosine
+    assert fits_alone(evidence(trigger=True, changes_things=True), reads_only=True)
+    assert fits_alone(evidence(exact_name=True, changes_things=True), reads_only=True)
+    # a tool that changes things: a higher cosine, and nothing but a strong sign for a read request
+    assert not fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE - 0.01, changes_things=True), reads_only=False)
+    assert fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE, changes_things=True), reads_only=False)
+    assert not fits_alone(evidence(cosine=0.99, changes_things=True), reads_only=True)
+    assert fits_alone(evidence(example_cosine=STRONG_EXAMPLE_COSINE, changes_things=True), reads_only=True)
+    # without a model the words decide
+    assert fits_alone(evidence(coverage=MIN_COVERAGE_WITHOUT_MODEL, semantic=False), reads_only=False)
+    assert not fits_alone(
+        evidence(coverage=MIN_COVERAGE_WITHOUT_MODEL - 0.01, semantic=False), reads_only=False
+    )
