@@ -18,6 +18,8 @@ BENCHES = [
     "bench.facade_bench",
     "bench.startup",
     "bench.page_tokens",
+    "bench.signatures",
+    "bench.warm_start",
     "bench.page_quality",
     "bench.static_encode",
     "bench.install_size",

@@ -105,13 +105,16 @@ def test_python_backends_need_no_node(tmp_path):
     assert finding.status == "ok" and "no installed backend runs on Node" in finding.detail
 
 
-def test_the_workspace_is_a_git_repository_or_the_git_backend_is_a_problem(tmp_path):
+def test_outside_a_git_repository_the_clients_root_is_named_as_the_fix(tmp_path):
     shipped = load_servers(SHIPPED_SERVERS_FILE)
     plain = tmp_path / "plain"
     plain.mkdir()
     finding = check_workspace(plain, shipped)
-    assert finding.status == "problem" and "not a git repository" in finding.detail
-    assert "--workspace" in finding.fix
+    # the client's root decides where git works: doctor cannot know it, so a note, not a problem
+    assert finding.status == "note" and "not a git repository" in finding.detail
+    assert "each client's root (MCP roots)" in finding.detail
+    assert finding.fix.startswith("open the agent in a git repository: clients that declare roots")
+    assert "--workspace" in finding.fix  # for a client without roots
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     finding = check_workspace(repo, shipped)
@@ -192,7 +195,7 @@ def test_the_command_prints_each_finding_and_fails_on_a_problem(tmp_path, monkey
     out = capsys.readouterr().out
     assert f"PROBLEM database  {db}: does not exist" in out
     assert f"→ context-router catalog --db {db}" in out
-    assert "problems" in out.splitlines()[-1]
+    assert out.splitlines()[-1] == "1 problem"  # the database: outside a repository git is a note
     load_default_catalog(db)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     main(["doctor", "--db", str(db), "--workspace", str(tmp_path), "--json"])
@@ -201,6 +204,20 @@ def test_the_command_prints_each_finding_and_fails_on_a_problem(tmp_path, monkey
     assert by_area["database"]["status"] == "ok" and by_area["workspace"]["status"] == "ok"
     assert {f["subject"] for f in findings if f["area"] == "server"} >= {"git", "time", "filesystem"}
     assert by_area["client"]["subject"] == "(none found)"
+
+
+def test_doctor_outside_a_repository_passes_when_nothing_else_is_wrong(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    db = tmp_path / "router.db"
+    load_default_catalog(db)
+    servers = servers_file(tmp_path, '[servers.git]\nprofile = "core"\ncommand = "mcp-server-git"\n')
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    status = main(["doctor", "--db", str(db), "--servers", str(servers), "--workspace", str(plain)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert f"note    workspace {plain}: not a git repository" in out
+    assert "→ open the agent in a git repository" in out and "roots" in out
 
 
 def test_only_a_shebang_that_runs_node_makes_a_node_program(tmp_path):

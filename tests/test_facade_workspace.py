@@ -22,8 +22,9 @@ from tests.http_support import free_port, wait_for_port
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 FIX = (
-    "start the router in a git repository, pass --workspace DIR, or let the client declare the "
-    "repository as a root (MCP roots)"
+    "open the agent in a git repository (clients that declare MCP roots, such as Claude Code and "
+    "OpenCode, use the project they open); for a client without roots, start the router in one or "
+    "pass --workspace DIR"
 )
 
 
@@ -114,7 +115,7 @@ async def test_without_roots_git_outside_a_repository_is_unavailable_with_the_fi
     assert audit_rows(facade.db)[-1]["outcome"] == "unavailable"  # refused before any backend started
 
 
-def test_servers_and_search_say_git_is_unavailable_outside_a_repository(facade, projects):
+def test_servers_says_roots_decide_and_search_says_git_is_unavailable_outside_a_repository(facade, projects):
     first, _, elsewhere = projects
 
     def git_row(*extra: str) -> dict:
@@ -124,11 +125,16 @@ def test_servers_and_search_say_git_is_unavailable_outside_a_repository(facade, 
         )
         return next(row for row in json.loads(listed.stdout) if row["server"] == "git")
 
-    assert git_row()["problem"].startswith(
-        f"not usable in this workspace: {elsewhere.resolve()} is not inside"
+    # `servers` runs where no client is: git is installed, each client's root decides
+    outside, inside = git_row(), git_row("--workspace", str(first))
+    assert outside["installed"] and outside["problem"] is None and inside["problem"] is None
+    assert outside["workspace"].startswith("each client's root decides: usable where the client's root is")
+    assert (
+        f"a client without roots gets {elsewhere.resolve()}, which is not inside a git repository"
+        in (outside["workspace"])
     )
-    assert FIX in git_row()["problem"]
-    assert git_row("--workspace", str(first))["problem"] is None
+    assert f"a client without roots gets {first}, which is a git repository too" in inside["workspace"]
+    # `search` at a terminal is about its own working directory: there git cannot work
     searched = subprocess.run(
         [str(CONTEXT_ROUTER), "search", "--db", str(facade.db), "--servers", str(facade.servers_file)]
         + ["--json", "show the commit log"],
@@ -140,6 +146,37 @@ def test_servers_and_search_say_git_is_unavailable_outside_a_repository(facade, 
     )
     hit = next(hit for hit in json.loads(searched.stdout) if hit["name"] == "git_log")
     assert hit["available"] is False and FIX in hit["unavailable_reason"]
+
+
+def test_serve_says_per_client_root_whether_git_works_there(facade, projects, tmp_path):
+    """The ready line says roots decide; each root a client declares is then judged on
+    stderr, once per router, where git will run."""
+    first, _, elsewhere = projects
+    log = tmp_path / "serve.stderr"
+    argv = [str(CONTEXT_ROUTER), "serve", "--db", str(facade.db), "--servers", str(facade.servers_file)]
+    argv += ["--workspace", str(elsewhere)]
+    pages = []
+    with log.open("wb") as stderr, LineClient(argv, capabilities={"roots": {}}, stderr=stderr) as client:
+        for root in (first, first, elsewhere):
+            client.send(
+                "tools/call", {"name": "mcp_search_tools", "arguments": {"query": "show the commit log"}}
+            )
+            asked = json.loads(client.read_line())
+            assert asked["method"] == "roots/list"
+            answer = {"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": root.as_uri()}]}}
+            client.write_raw((json.dumps(answer) + "\n").encode())
+            pages.append(json.loads(json.loads(client.read_line())["result"]["content"][0]["text"]))
+            client.notify("notifications/roots/list_changed")  # the next search asks again
+    said = log.read_text(encoding="utf-8")
+    assert "git per client root" in said and "context-router serve: git: each client's root decides" in said
+    assert f"context-router serve: client root {first}: git usable there (a git repository)" in said
+    assert (
+        f"context-router serve: client root {elsewhere.resolve()}: git unavailable there: not usable in "
+        f"this workspace: {elsewhere.resolve()} is not inside a git repository; to fix it: {FIX}"
+    ) in said
+    assert said.count(f"client root {first}:") == 1  # the same root again: said once
+    assert [page["tools"][0]["name"] for page in pages[:2]] == ["git_log", "git_log"]
+    assert "git_log" not in [tool["name"] for tool in pages[2]["tools"]]
 
 
 @contextmanager

@@ -83,7 +83,10 @@ def test_on_a_full_install_a_page_is_the_fitting_part_of_the_ranking(seeded):
         assert kept, query
         cut += len(kept) < len(hits)  # the gate left loose matches out
         assert [tool["name"] for tool in page["tools"]] == [hit.name for hit in kept], query
-        assert [tool["summary"] for tool in page["tools"]] == [hit.summary for hit in kept], query
+        # a summary may be cut to fit the signatures in; the best hit keeps its signature
+        assert "signature" in page["tools"][0], query
+        for tool, hit in zip(page["tools"], kept):
+            assert tool["summary"] == hit.summary or hit.summary.startswith(tool["summary"][:-1].rstrip())
         assert "unavailable" not in page and "note" not in page
     assert cut >= len(PAGE_QUERIES) // 2
 

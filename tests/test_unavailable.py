@@ -86,14 +86,19 @@ def test_serve_says_it_is_ready_and_warns_of_an_empty_catalog(tmp_path, seeded_d
         in said
     )
     assert "WARNING" not in said and "unavailable" not in said
-    # outside a git repository git is said to be unusable, with how to fix it, before any call
+    # outside a git repository git is said to depend on each client's root, before any call,
+    # with what a client without roots gets and how to fix that
     said = serve_stderr(seeded_db)
-    assert "(183 tools; 4 of 14 servers callable: fetch, filesystem, memory, time)" in said
     assert (
-        f"context-router serve: git is unavailable: not usable in this workspace: {tmp_path} is not "
-        "inside a git repository; to fix it: start the router in a git repository, pass --workspace "
-        "DIR, or let the client declare the repository as a root (MCP roots)"
+        "(183 tools; 4 of 14 servers callable: fetch, filesystem, memory, time; git per client root)" in said
+    )
+    assert (
+        "context-router serve: git: each client's root decides: usable where the client's root is a "
+        "git repository (clients that declare MCP roots, such as Claude Code and OpenCode, use the "
+        f"project they open); a client without roots gets {tmp_path}, which is not inside a git "
+        "repository: start the router in one or pass --workspace DIR"
     ) in said
+    assert "unavailable" not in said
 
 
 async def test_search_over_an_empty_catalog_says_so(tmp_path):

@@ -38,11 +38,15 @@ CATALOG_SERVERS_SQL = "SELECT name FROM servers ORDER BY name"
 # Workspaces whose answers are kept at once (an HTTP router serves a client per project).
 MAX_WORKSPACES = 64
 
-# How a user gives a server the workspace it needs (the router's order of preference).
+# How a user gives a server the workspace it needs, in the router's order: the client's root
+# (most clients open the agent in the project), then the router's own, for clients without roots.
 WORKSPACE_FIX = (
-    "start the router in a git repository, pass --workspace DIR, or let the client declare "
-    "the repository as a root (MCP roots)"
+    "open the agent in a git repository (clients that declare MCP roots, such as Claude Code and "
+    "OpenCode, use the project they open); for a client without roots, start the router in one "
+    "or pass --workspace DIR"
 )
+# What each kind of workspace need asks of a directory, in words.
+WORKSPACE_NEEDS = {"git-repository": "a git repository"}
 
 
 def server_problem(
@@ -73,6 +77,39 @@ def workspace_problem(server: ServerConfig, workspace: Path | None) -> str | Non
             f"to fix it: {WORKSPACE_FIX}"
         )
     return None
+
+
+def roots_decide(server: ServerConfig, workspace: Path) -> str | None:
+    """For a report made before any client connects (serve's ready line, `servers`, `doctor`):
+    that each client's root decides where the server works, and whether `workspace`, what a
+    client without roots gets, will do; None for a server that needs no particular workspace."""
+    if server.needs_workspace is None:
+        return None
+    need = WORKSPACE_NEEDS.get(server.needs_workspace, server.needs_workspace)
+    fallback = (
+        f"a client without roots gets {workspace}, which is {need} too"
+        if workspace_problem(server, workspace) is None
+        else f"a client without roots gets {workspace}, which is not inside {need}: start the router "
+        "in one or pass --workspace DIR"
+    )
+    return (
+        f"each client's root decides: usable where the client's root is {need} (clients that "
+        f"declare MCP roots, such as Claude Code and OpenCode, use the project they open); {fallback}"
+    )
+
+
+def root_lines(config: ServersConfig, root: Path) -> list[str]:
+    """What serve says when a client's root is learned: whether each declared server that
+    needs a particular workspace can work there."""
+    lines = []
+    for name, server in sorted(config.servers.items()):
+        if server.needs_workspace is None:
+            continue
+        problem = workspace_problem(server, root)
+        need = WORKSPACE_NEEDS.get(server.needs_workspace, server.needs_workspace)
+        said = f"usable there ({need})" if problem is None else f"unavailable there: {problem}"
+        lines.append(f"context-router serve: client root {root}: {name} {said}")
+    return lines
 
 
 def in_git_repository(directory: Path) -> bool:

@@ -210,6 +210,9 @@ def check_node(servers: ServersConfig) -> list[Finding]:
 
 
 def check_workspace(workspace: Path, servers: ServersConfig) -> Finding:
+    """Whether `workspace` is a git repository. Outside one, git's tools still work for a
+    client whose root is one (clients that declare MCP roots decide per session, and doctor
+    cannot know them): a note naming the client's root as the fix, not a problem."""
     needs_git = "git" in servers.servers
     git = shutil.which("git")
     if git is None:
@@ -219,14 +222,16 @@ def check_workspace(workspace: Path, servers: ServersConfig) -> Finding:
     done = _run([git, "-C", str(workspace), "rev-parse", "--show-toplevel"])
     if done is not None and done.returncode == 0:
         return Finding("workspace", str(workspace), "ok", f"a git repository ({done.stdout.strip()})")
+    if not needs_git:
+        return Finding("workspace", str(workspace), "note", "not a git repository")
     return Finding(
         "workspace",
         str(workspace),
-        "problem" if needs_git else "note",
-        "not a git repository: the git backend's tools fail here" if needs_git else "not a git repository",
-        "start the router in your project, or give it one: context-router serve --workspace /path/to/repo"
-        if needs_git
-        else "",
+        "note",
+        "not a git repository: the git backend works in each client's root (MCP roots), and here "
+        "only for a client that declares none",
+        "open the agent in a git repository: clients that declare roots (Claude Code, OpenCode) "
+        "decide per session; for a client without roots: context-router serve --workspace /path/to/repo",
     )
 
 

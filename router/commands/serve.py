@@ -97,8 +97,15 @@ def _check_startup(options) -> None:
 
 
 def ready_lines(options, listening: str) -> list[str]:
-    """What serve says on stderr once it is about to serve: a first look for a new user."""
-    from router.backends.availability import CATALOG_SERVERS_SQL, unavailable_servers, workspace_problem
+    """What serve says on stderr once it is about to serve: a first look for a new user. A
+    server that only the workspace keeps from working here is said to depend on each
+    client's root (MCP roots), which the router learns only when a client connects."""
+    from router.backends.availability import (
+        CATALOG_SERVERS_SQL,
+        roots_decide,
+        unavailable_servers,
+        workspace_problem,
+    )
     from router.db import catalog_size, connect
 
     conn = connect(options.db_path)
@@ -109,19 +116,23 @@ def ready_lines(options, listening: str) -> list[str]:
         conn.close()
     unavailable = unavailable_servers(options.servers, servers, workspace=options.workspace)
     callable_servers = [name for name in servers if name not in unavailable]
+    decided_by_roots = {}
+    for name in servers:
+        server = options.servers.servers.get(name)
+        problem = workspace_problem(server, options.workspace) if server is not None else None
+        if server is not None and problem is not None and unavailable.get(name) == problem:
+            decided_by_roots[name] = roots_decide(server, options.workspace)
+    per_root = "".join(f"; {name} per client root" for name in decided_by_roots)
     role = options.role.name if options.role is not None else "named by each request"
     catalog = (
         f"{counted(tools, 'tool')}; {len(callable_servers)} of {counted(len(servers), 'server')} "
-        f"callable: {', '.join(callable_servers) or 'none'}"
+        f"callable: {', '.join(callable_servers) or 'none'}{per_root}"
         if tools
         else f"an empty catalog; {counted(len(options.servers.servers), 'server')} declared"
     )
     lines = [f"context-router serve: ready on {listening}: {options.db_path} ({catalog}); role {role}"]
-    for name in servers:  # said before any call: a client without roots cannot use it
-        server = options.servers.servers.get(name)
-        problem = workspace_problem(server, options.workspace) if server is not None else None
-        if problem is not None and unavailable.get(name) == problem:
-            lines.append(f"context-router serve: {name} is unavailable: {problem}")
+    # said before any call: what a client's root decides, and what a client without roots gets
+    lines += [f"context-router serve: {name}: {note}" for name, note in decided_by_roots.items()]
     if tools == 0:
         lines.append(
             f"context-router serve: WARNING: the catalog in {options.db_path} is empty: every search "

@@ -1,5 +1,9 @@
 """`context-router servers`: every server the router knows, one line each.
 
+A server that needs a particular workspace (git: a git repository) is not judged by the
+directory this command runs in: each client's root decides where it works (MCP roots), so its
+row says that, and what a client without roots would get (`workspace`), instead of a problem.
+
 Running is known across processes from `backend_runs`: each router records the stdio
 backends it starts (pid and the process's start time), and a row counts while that process
 still runs. An HTTP server is not the router's process: its column says so.
@@ -9,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from router.backends.availability import server_problem
+from router.backends.availability import roots_decide, server_problem
 from router.backends.programs import resolve_command
 from router.backends.servers import load_servers
 from router.db import connect
@@ -53,7 +57,8 @@ def server_rows(db: str | None, servers: list[Path] | None, workspace: Path) -> 
         conn.close()
     names = sorted(set(config.servers) | set(config.disabled) | set(tools))
     rows = []
-    problems = {name: server_problem(server, workspace=workspace) for name, server in config.servers.items()}
+    # the workspace is judged per client root, where it is used (row["workspace"])
+    problems = {name: server_problem(server) for name, server in config.servers.items()}
     uncallable = {name for name in names if problems.get(name, "not declared") is not None}
     for name in names:
         server = config.servers.get(name)
@@ -63,6 +68,7 @@ def server_rows(db: str | None, servers: list[Path] | None, workspace: Path) -> 
             off = config.disabled.get(name)
             row["declared"] = f"switched off in {off}" if off else "not declared (catalog only)"
             row |= {"program": None, "installed": False, "running": "no", "problem": row["declared"]}
+            row["workspace"] = None
         else:
             row["declared"] = str(config.origin(name))
             row["profile"] = server.profile
@@ -74,6 +80,7 @@ def server_rows(db: str | None, servers: list[Path] | None, workspace: Path) -> 
                 row["running"] = "n/a (an HTTP server runs on its own)"
             row["problem"] = problems[name]
             row["installed"] = row["problem"] is None
+            row["workspace"] = roots_decide(server, workspace)
             row["data"] = [
                 {
                     "name": label,
@@ -117,6 +124,8 @@ def print_status(db: str | None, servers: list[Path] | None, as_json: bool, work
             print(f"    data:     {line}")
         if row["problem"]:
             print(f"    why:      {row['problem']}")
+        if row["workspace"]:
+            print(f"    workspace: {row['workspace']}")
         if row["server_breaker_error"]:
             print(f"    last failure: {row['server_breaker_error']}")
         if row["quarantined"]:

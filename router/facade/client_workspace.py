@@ -18,10 +18,12 @@ How roots are asked for depends on the protocol version the client negotiated:
   roots the connection's client gave last, over stdio; it asks too when there were none, or
   over HTTP, where a 2026-07-28 request names no session to remember them for.
 A client that does not declare `roots`, or whose answer fails or names no local directory,
-gets the router's own workspace.
+gets the router's own workspace. Each new root is announced once per process (`on_root`:
+serve says on stderr whether the servers that need a workspace can work there).
 """
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -57,10 +59,12 @@ def workspace_of_roots(roots: list[types.Root]) -> Path | None:
 class ClientWorkspaces:
     """Each client's workspace, for one router process."""
 
-    def __init__(self, default: Path) -> None:
+    def __init__(self, default: Path, on_root: Callable[[Path], None] | None = None) -> None:
         self.default = default
         # connection → the workspace its roots gave last (or the default)
         self._known: dict[str, Path] = {}
+        self._on_root = on_root
+        self._announced: set[Path] = set()
 
     def forget(self, connection: str) -> None:
         """The client said its roots changed: ask again on its next request."""
@@ -125,4 +129,9 @@ class ClientWorkspaces:
             if roots:
                 logger.warning("none of the client's roots is a local directory: using %s", self.default)
             return self.default
+        if self._on_root is not None and workspace not in self._announced:
+            if len(self._announced) >= MAX_CONNECTIONS:
+                self._announced.clear()
+            self._announced.add(workspace)
+            self._on_root(workspace)
         return workspace

@@ -83,14 +83,14 @@ def _compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 META_TOOLS: tuple[MetaTool, ...] = (
     MetaTool(
         SEARCH_TOOLS,
-        "Step 1. Find callable backend tools for a task, best first (name, profile, summary); "
-        "unavailable: better matches not callable here, and why.",
+        "Step 1. Find callable backend tools for a task, best first (name, profile, summary, "
+        "call signature); unavailable: better matches not callable here, and why.",
         SearchToolsArgs,
         read_only=True,
     ),
     MetaTool(
         INSPECT_SCHEMA,
-        "Step 2. Get one tool's full inputSchema before calling it.",
+        "Step 2, when unsure: one tool's full inputSchema.",
         InspectSchemaArgs,
         read_only=True,
     ),

@@ -4,15 +4,19 @@ callable one (or nothing callable fits), one compact entry per server whose tool
 called here, saying its reason (the install line included) once. A page with no callable tool
 says so in one line (`note`), so an agent never reads an empty list as "nothing was searched".
 
+Each callable tool carries its call signature (router/catalog/signatures.py), so a model can
+call a simple tool without mcp_inspect_schema.
+
 A model pays for every token of the page in its context, so the page as the facade sends it
 (compact_json) is held to PAGE_TOKEN_BUDGET tokens (cl100k, router/tokens.py) for any query
 and any catalog: when it would be longer, it is cut in a fixed order (fit_page) until it fits.
-The first page of a process loads the tokenizer (a few hundred ms); loading it at start-up
-instead slowed every router's handshake, where clients start several at once.
+`serve` loads the tokenizer (a few hundred ms) in the background once it serves
+(router/facade/warmup.py): loading it before the handshake slowed every router's, where
+clients start several at once.
 """
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -20,6 +24,7 @@ import apsw
 from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import fitting
 from router.catalog.search import SearchHit, check_limit, search
+from router.catalog.signatures import Signature, tool_signatures
 from router.tokens import count_tokens
 
 # The README promises a page under 400 tokens; every page is cut to fit it.
@@ -29,6 +34,9 @@ PAGE_TOKEN_BUDGET = 400
 # tell the user what to install, not a second page of tools it cannot call.
 MAX_SERVER_ENTRIES = 3
 MAX_TOOLS_PER_SERVER = 3
+
+# A callable tool's call signature on the page: its name and arguments with their types.
+SIGNATURE = "signature"
 
 # What a summary is cut to when the page must shrink (the name still says most).
 SHORT_SUMMARY_CHARS = 40
@@ -77,10 +85,9 @@ def page_for_query(
     whatever the install (searching deeper for more cost 3-4× on a large catalog of servers
     not installed, for tools ranked below a dozen uncallable ones despite their penalty)."""
     limit = check_limit(limit)
-    return compose_page(
-        page_hits(conn, query, limit=limit, unavailable=unavailable, settings=settings, **search_options),
-        limit,
-    )
+    hits = page_hits(conn, query, limit=limit, unavailable=unavailable, settings=settings, **search_options)
+    signatures = tool_signatures(conn, [hit.name for hit in hits if hit.available])
+    return compose_page(hits, limit, signatures=signatures)
 
 
 def page_hits(
@@ -112,12 +119,20 @@ def found_nothing(page: Mapping[str, Any]) -> bool:
     return not page["tools"] and "unavailable" not in page
 
 
-def compose_page(hits: Sequence[SearchHit], limit: int, budget: int = PAGE_TOKEN_BUDGET) -> dict[str, Any]:
-    """The page for `hits` (search's order, best first): at most `limit` callable tools, and
-    the uncallable servers whose tools match better (better_uncallable), within `budget`
-    tokens."""
+def compose_page(
+    hits: Sequence[SearchHit],
+    limit: int,
+    budget: int = PAGE_TOKEN_BUDGET,
+    signatures: Mapping[str, Signature] | None = None,
+) -> dict[str, Any]:
+    """The page for `hits` (search's order, best first): at most `limit` callable tools, each
+    with its signature when `signatures` has it, and the uncallable servers whose tools match
+    better (better_uncallable), within `budget` tokens."""
+    signatures = signatures or {}
     tools = [
-        {"name": hit.name, "profile": hit.profile, "summary": hit.summary} for hit in hits if hit.available
+        {"name": hit.name, "profile": hit.profile, "summary": hit.summary} | _signed(hit.name, signatures)
+        for hit in hits
+        if hit.available
     ][:limit]
     entries: dict[str, dict[str, Any]] = {}
     for hit in better_uncallable(hits):
@@ -141,7 +156,12 @@ def compose_page(hits: Sequence[SearchHit], limit: int, budget: int = PAGE_TOKEN
         page["unavailable"] = list(entries.values())
     if not tools:
         page["note"] = NO_CALLABLE_FIT if entries else NOTHING_FITS
-    return fit_page(page, budget)
+    return fit_page(page, budget, signatures)
+
+
+def _signed(name: str, signatures: Mapping[str, Signature]) -> dict[str, str]:
+    found = signatures.get(name)
+    return {} if found is None else {SIGNATURE: found.full}
 
 
 def better_uncallable(hits: Sequence[SearchHit]) -> list[SearchHit]:
@@ -162,23 +182,49 @@ def _clip(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
-def fit_page(page: dict[str, Any], budget: int = PAGE_TOKEN_BUDGET) -> dict[str, Any]:
-    """The page, cut until it is within `budget` tokens, least useful first: the summaries of
-    the callable tools (lowest-ranked first), then those tools from the bottom (the best one
-    stays), then the uncallable servers from the worst (the best one stays), then that
-    server's reason, then whatever is left. Changes `page` in place and returns it."""
+# A cut of one field of a page's tool: its new value, or None to remove it.
+_Cut = Callable[[dict[str, Any]], str | None]
+
+
+def fit_page(
+    page: dict[str, Any], budget: int = PAGE_TOKEN_BUDGET, signatures: Mapping[str, Signature] | None = None
+) -> dict[str, Any]:
+    """The page, cut until it is within `budget` tokens, least useful first. For the tools
+    below the best one, each step from the lowest-ranked up: their signatures' optional
+    arguments (the short forms in `signatures`), their summaries, their signatures; then
+    the best tool's optional arguments and summary; then the tools from the bottom (the best
+    one stays), the uncallable servers from the worst (the best one stays), that server's
+    reason, the best tool's signature, and whatever is left. Changes `page` in place and
+    returns it."""
     tools: list[dict[str, Any]] = page["tools"]
     entries: list[dict[str, Any]] = page.get("unavailable", [])
+    shorter = {name: found.short for name, found in (signatures or {}).items()}
 
     def fits() -> bool:
         return page_tokens(page) <= budget
 
-    if fits():
+    def short_signature(tool: dict[str, Any]) -> str | None:
+        return shorter.get(tool["name"], tool[SIGNATURE])
+
+    def clipped_summary(tool: dict[str, Any]) -> str | None:
+        return _clip(tool["summary"], SHORT_SUMMARY_CHARS)
+
+    def no_signature(_tool: dict[str, Any]) -> str | None:
+        return None
+
+    meter = _Meter(page, budget)
+    if meter.fits():
         return page
-    for tool in reversed(tools):
-        tool["summary"] = _clip(tool["summary"], SHORT_SUMMARY_CHARS)
-        if fits():
-            return page
+    lower, best = tools[1:], tools[:1]
+    cuts: list[tuple[list[dict[str, Any]], str, _Cut]] = [
+        (lower, SIGNATURE, short_signature),
+        (lower, "summary", clipped_summary),
+        (lower, SIGNATURE, no_signature),
+        (best, SIGNATURE, short_signature),
+        (best, "summary", clipped_summary),
+    ]
+    if any(meter.cut_from_the_bottom(some, key, cut) for some, key, cut in cuts):
+        return page
     while len(tools) > 1:
         tools.pop()
         if fits():
@@ -190,6 +236,8 @@ def fit_page(page: dict[str, Any], budget: int = PAGE_TOKEN_BUDGET) -> dict[str,
     for entry in entries:
         entry["reason"] = _clip(str(entry["reason"]), SHORT_REASON_CHARS)
         del entry["tools"][1:]
+    if not fits():
+        _Meter(page, budget).cut_from_the_bottom(tools, SIGNATURE, no_signature)
     while not fits() and (entries or tools):
         (entries or tools).pop()
     if not entries:
@@ -197,3 +245,40 @@ def fit_page(page: dict[str, Any], budget: int = PAGE_TOKEN_BUDGET) -> dict[str,
         if not tools and "note" in page:
             page["note"] = NOTHING_FITS
     return page
+
+
+class _Meter:
+    """The page's tokens while fields of its tools are cut: each cut's saving is counted on
+    the field alone (counting the whole page after every cut cost a few ms a search), and
+    the page is counted whole whenever that says it fits."""
+
+    def __init__(self, page: dict[str, Any], budget: int) -> None:
+        self._page, self._budget = page, budget
+        self._tokens = page_tokens(page)
+
+    def fits(self) -> bool:
+        return self._tokens <= self._budget
+
+    def cut_from_the_bottom(self, tools: list[dict[str, Any]], key: str, cut: _Cut) -> bool:
+        """Each tool's `key` set to cut(tool) (None: removed), lowest-ranked first, until the
+        page fits; whether it did."""
+        for tool in reversed(tools):
+            if key not in tool:
+                continue
+            before = _field_tokens(key, tool[key])
+            value = cut(tool)
+            if value is None:
+                del tool[key]
+            else:
+                tool[key] = value
+            self._tokens += (0 if value is None else _field_tokens(key, value)) - before
+            if self.fits():
+                self._tokens = page_tokens(self._page)
+                if self.fits():
+                    return True
+        return False
+
+
+def _field_tokens(key: str, value: str) -> int:
+    """The tokens of `,"key":"value"` as compact_json writes it in an object."""
+    return count_tokens("," + compact_json({key: value})[1:-1])

@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 
 from router import __version__
 from router.agents.roles import Role
-from router.backends.availability import Availability
+from router.backends.availability import Availability, root_lines
 from router.backends.servers import ServersConfig
 from router.clock import unix_now, utc_now_iso
 from router.errors import RouterError, echo
@@ -38,6 +38,7 @@ from router.facade.placeholders import Placeholders, default_data_dir
 from router.facade.search_page import compact_json
 from router.facade.servers_reload import ServersSource
 from router.facade.stdio_transport import event_loop_stdio_server
+from router.facade.warmup import Warmup
 
 if TYPE_CHECKING:  # uvicorn is imported only to serve HTTP
     from router.facade.http_connections import ConnectionLimits
@@ -56,8 +57,8 @@ TOOLS_LIST_RESULT = types.ListToolsResult(
 )
 
 INSTRUCTIONS = (
-    "Backend tools are reached through three meta-tools: mcp_search_tools, then "
-    "mcp_inspect_schema, then mcp_call_tool."
+    "Backend tools are reached through three meta-tools: mcp_search_tools (each hit has a call "
+    "signature), then mcp_call_tool; mcp_inspect_schema first when unsure of a tool's arguments."
 )
 
 
@@ -88,11 +89,18 @@ class RouterState:
     db: FacadeDatabase
     pool: BackendPool
     availability: Availability = field(default_factory=Availability)
+    # what the first search needs, loaded in the background once serving (router/facade/warmup.py)
+    warmup: Warmup = field(default_factory=Warmup)
     # each client's workspace (its MCP roots), falling back to the router's own
     workspaces: ClientWorkspaces = field(init=False)
 
     def __post_init__(self) -> None:
-        self.workspaces = ClientWorkspaces(self.options.workspace)
+        self.workspaces = ClientWorkspaces(self.options.workspace, on_root=self.say_root)
+
+    def say_root(self, root: Path) -> None:
+        """A client's root, learned: serve's ready line said roots decide, this says how."""
+        for line in root_lines(self.pool.config, root):
+            print(line, file=sys.stderr, flush=True)
 
     def refresh_servers(self) -> None:
         """Apply a changed servers config (checked at most once a second)."""
@@ -119,19 +127,29 @@ def build_server(
             async with (
                 FacadeDatabase(options.db_path) as db,
                 BackendPool(options.servers, placeholders, adopts_orphans=options.adopts_orphans) as pool,
+                anyio.create_task_group() as background,
             ):
                 # each backend's tools are checked against the catalog when it starts
                 pool.on_started = backend_watch.watcher(db, pool)
                 pool.on_start_failed = backend_watch.start_failure_recorder(db, pool, options.now)
                 state = RouterState(options, db, pool)
+                state.warmup.start(
+                    background,
+                    db,
+                    lambda conn: state.availability.unavailable(conn, pool.config, placeholders.workspace),
+                )
                 if on_started is not None:
                     on_started(state)
-                yield state
+                try:
+                    yield state
+                finally:
+                    background.cancel_scope.cancel()
         finally:
             if on_stopped is not None:
                 on_stopped()
 
-    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+    async def list_tools(ctx: Any, _params: Any) -> types.ListToolsResult:
+        ctx.lifespan_context.warmup.client_arrived()
         return TOOLS_LIST_RESULT
 
     async def call_tool(
@@ -148,6 +166,9 @@ def build_server(
             # every meta-tool writes an audit row: said, not answered ok, when it would be lost
             state.db.check_file()
             state.refresh_servers()
+            state.warmup.client_arrived()
+            if params.name == SEARCH_TOOLS:
+                await state.warmup.ready()  # never a second load beside the warm-up's
             workspace = await _workspace(state, ctx, params)
             if isinstance(workspace, types.InputRequiredResult):
                 return workspace  # 2026-07-28: the client retries with its roots
