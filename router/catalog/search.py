@@ -54,31 +54,19 @@ TRIGGER_WEIGHT = 3.0
 BM25_WEIGHT = 10.0
 BOOST_WEIGHT = 2.0
 # W: the cosine between the query's and the tool's vectors (router/catalog/embeddings.py)
-# against the BM25 share. Tuned on the development sets only (bench/quality.py). A negative
-# cosine counts as 0: texts with nothing in common land anywhere near 0 with a static model,
-# and a word match must not be outweighed by that noise.
-# Re-tuned for the shipped model (tokenlearn + ranking distillation, router/semantic/build_model.py)
-# on the development sets alone: the four sets' macro recall@5 / nDCG@10, the development mix's,
-# and LiveMCPBench's recall@10 (floor 0.22, 10 neighbours): W 20 0.719 / 0.670, mix 0.543 /
-# 0.501, r@10 0.453; 25 0.720 / 0.669, 0.543 / 0.502, 0.459; 30 0.725 / 0.669, 0.544 / 0.501,
-# 0.458; 35 0.726 / 0.671, 0.547 / 0.501, 0.469; 40 0.725 / 0.668, 0.546 / 0.499, 0.478; 50
-# 0.723 / 0.669, 0.543 / 0.497, 0.473. 35 has the best sum of the four macros.
+# against the BM25 share; re-tuned per model on the development sets (docs/research.md). A
+# negative cosine counts as 0: unrelated texts land near 0, and that noise must not outweigh words.
 SEMANTIC_WEIGHT = 35.0
 # The query's nearest tools that join the lexical candidates beyond `limit`, and the cosine
-# one needs to: a neighbour below it shares too little meaning to be offered on that alone.
-# Chosen for the last model (W 25): floor 0.2, 0.22 and 0.25 tied, 0.3 lost 0.002, 0.35 0.005;
-# for the shipped one 0.18 and 0.25 tie 0.22 too, and 25 neighbours or a BM25 pool of 40 change
-# nothing. 0.22 lies between two pairs the models score close together: "add two numbers" and
-# get-sum's "Sum of a and b." (must be found), a made-up word whose WordPiece pieces recur in an
-# unrelated tool ("zorbles" and "Frobnicate a widget with quuxes": must not be); unrelated
-# English pairs mostly below 0.1. 5-40 neighbours tied.
+# one needs to (SEMANTIC_MIN_COSINE): below it a neighbour shares too little meaning to be
+# offered on that alone (docs/research.md, neighbour floor and count).
 SEMANTIC_MARGIN = 10
+SEMANTIC_MIN_COSINE = 0.22
 # A tool's examples' match (router/catalog/semantic_index.py) counts at this share against its
 # own vector's cosine: requests that share their object words ("run my game", "stop the running
 # game") are closer to each other for a static model than either is to its tool's description,
 # so an example must be clearly closer to win (bench/page_quality.py, development requests).
 EXAMPLE_COSINE_FACTOR = 0.85
-SEMANTIC_MIN_COSINE = 0.22
 # Cosines are rounded to this many decimals: int8 vectors give them to about ±0.005, so a
 # smaller difference is no evidence, and two tools that differ only by it tie (by name).
 COSINE_DECIMALS = 2
@@ -116,17 +104,9 @@ UNAVAILABLE_PENALTY = 3.0
 # its server keeps it for old clients, and a new call should go to the replacement.
 DEPRECATED_PENALTY = 3.0
 
-# Candidates ranked by BM25 beyond `limit` that also get their trigger and boost parts and
-# their cosine, so a phrase match or the meaning can lift a tool from below the cut, whether
-# or not the query holds a phrase (the cosine lifts one either way; the nearest neighbours
-# alone miss a tool that the words rank just below the page and whose cosine is good but not
-# among the best). Chosen on the development sets only (W 35): a margin of 5 without a phrase
-# and 15 with one (before) 0.726 / 0.671 macro recall@5 / nDCG@10, LiveMCPBench recall@10
-# 0.469; one margin of 15 0.727 / 0.672, 0.475; 20 0.729 / 0.673, 0.483; 30 0.730 / 0.673,
-# 0.484; 40 0.730 / 0.673, 0.484; 90 0.730 / 0.673, 0.480 (W 30 or 40 at 40: 0.725 / 0.672 and
-# 0.729 / 0.670; 10 to 40 neighbours tie at any margin). At 10,000 synthetic tools (286 of
-# bench/latency.py's 300 queries hold a phrase, so there it is 15 -> 30) its measure run back to
-# back gave 0.41 -> 0.43 ms median: at most a few hundredths, inside this machine's noise.
+# Candidates ranked by BM25 beyond `limit` that also get their trigger, boost and cosine parts,
+# so a phrase or the meaning can lift a tool from just below the cut that the nearest
+# neighbours alone would miss (docs/research.md, the lexical pool).
 POOL_MARGIN = 30
 
 # The rows a trigger or boost phrase of stop words only selects (router/catalog/match_plan.py):
