@@ -15,6 +15,7 @@ the log") reads like it, unless it is a word in its own right ("book a flight" i
 import re
 
 from router.catalog.english_words import may_be_a_word
+from router.catalog.query_words import stop_words
 
 # Words before the verb that say nothing about what is asked: politeness, the asker, modals.
 _LEAD_IN = frozenset(
@@ -59,6 +60,21 @@ def _first_verb(words: list[str]) -> tuple[str | None, int]:
         if word not in _LEAD_IN:
             return word, at
     return None, len(words)
+
+
+def action_word(text: str) -> str | None:
+    """The verb of doing the text leads with after the politeness around it (lower case): None
+    when it leads with a reading opening or a question ("show", "what", "is"), a function word,
+    or has no word."""
+    word = next(
+        (w for w in (m.group().replace("’", "'") for m in _WORD.finditer(text.lower())) if w not in _LEAD_IN),
+        None,
+    )
+    # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
+    # word ("if it's 3pm ...", "in settings.py replace ...") names no action
+    if word is None or word in _READ_OPENINGS or (word in stop_words() and word not in _CHANGE_VERBS):
+        return None
+    return word
 
 
 def one_slip_apart(typed: str, word: str) -> bool:

@@ -31,6 +31,7 @@ from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool
 from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
+from router.catalog.request_actions import action_stem, asked_with
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
 from router.errors import QueryError
@@ -95,6 +96,12 @@ COLUMN_WEIGHTS = (
     EXAMPLES_WEIGHT,
 )
 
+# A tool one of whose examples or trigger phrases leads with the request's verb (it is asked
+# for with the request's action, router/catalog/request_actions.py) ranks this much higher: of
+# "run my game" and "stop the running game", the verb says which, where a static model's vector
+# is mostly the words they share. A boost keyword's worth (a single word, as a boost is).
+ACTION_WEIGHT = 2.0
+
 # A tool that cannot be called now ranks as if its score were this much lower: a callable
 # tool that fits nearly as well goes first, but a clearly better match (the only tool that
 # does the job usually wins by far more) stays ahead. A trigger's worth.
@@ -119,7 +126,8 @@ NO_PHRASE_PARTS = (False, False)
 @dataclass(frozen=True)
 class Explain:
     """The parts of a hit's score; they add up to the score. via_example: the semantic part
-    is the cosine of one of the tool's example requests (better than its own vector's)."""
+    is the cosine of one of the tool's example requests (better than its own vector's).
+    action: ACTION_WEIGHT when the tool is asked for with the request's leading verb."""
 
     trigger: float
     bm25: float
@@ -127,6 +135,7 @@ class Explain:
     exact_name: bool = False
     semantic: float = 0.0
     via_example: bool = False
+    action: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -354,6 +363,9 @@ def search(
     example_of = (
         semantic_parts.examples.of if semantic_parts.examples and semantic_parts.examples.at else None
     )
+    # the request's action, and the candidates asked for with it (router/catalog/request_actions.py)
+    action = action_stem(conn, query)
+    asked_for = asked_with(conn).asked_for(version, action, rows) if action is not None else set()
     for tool_id, row in rows.items():
         trigger, boost = phrase_parts.get(tool_id, NO_PHRASE_PARTS)
         reason = (
@@ -371,8 +383,9 @@ def search(
             tool_id in named,
             semantic_weight * cosine,
             example > 0 and round(EXAMPLE_COSINE_FACTOR * example, COSINE_DECIMALS) >= cosine,
+            ACTION_WEIGHT * (tool_id in asked_for),
         )
-        score = parts[0] + parts[1] + parts[2] + parts[4]
+        score = parts[0] + parts[1] + parts[2] + parts[4] + parts[6]
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
         if row.deprecated:
             rank_score -= DEPRECATED_PENALTY

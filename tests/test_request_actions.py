@@ -1,0 +1,76 @@
+"""The request's action (router/catalog/request_actions.py) on the real seeded catalog: the
+verb a request leads with, and the tools asked for with it (their examples and triggers lead
+with it) ranking higher."""
+
+import pytest
+
+from router.catalog.match_plan import term_stats
+from router.catalog.request_actions import action_stem, asked_with
+from router.catalog.request_intent import action_word
+from router.catalog.search import ACTION_WEIGHT, search
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    from router.catalog.load import load_catalog
+    from router.db import connect
+    from router.paths import SEEDS_DIR
+
+    conn = connect(tmp_path_factory.mktemp("actions") / "seeded.db")
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    yield conn
+    conn.close()
+
+
+def tool_id(conn, name: str) -> int:
+    return int(conn.execute("SELECT id FROM tools WHERE name = ?", (name,)).fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "text, word",
+    [
+        ("remember that my editor is neovim", "remember"),
+        ("could you please run my game", "run"),
+        ("Push my commits", "push"),
+        ("show me the log", None),  # a reading opening: every reading tool shares it
+        ("what's left to commit", None),
+        ("if it's 3pm in Tokyo, what time is it in Paris", None),  # a function word
+        ("", None),
+    ],
+)
+def test_the_action_is_the_verb_a_request_leads_with(text, word):
+    assert action_word(text) == word
+
+
+def test_a_tool_is_asked_for_with_the_verbs_its_examples_and_triggers_lead_with(seeded):
+    version = term_stats(seeded).refresh()
+    run, stop = tool_id(seeded, "godot_run_project"), tool_id(seeded, "godot_stop_project")
+    both = [run, stop]
+    assert asked_with(seeded).asked_for(version, action_stem(seeded, "run my game"), both) == {run}
+    assert asked_with(seeded).asked_for(version, action_stem(seeded, "stop the game"), both) == {stop}
+    # stemmed as the index stems: "remembering" is asked like "remember"
+    remember = action_stem(seeded, "remembering my settings")
+    assert tool_id(seeded, "create_entities") in asked_with(seeded).asked_for(
+        version, remember, [tool_id(seeded, "create_entities")]
+    )
+
+
+def test_the_tool_asked_for_with_the_request_s_verb_ranks_above_its_opposite(seeded):
+    hits = {hit.name: hit for hit in search(seeded, "run my godot game", explain=True)}
+    assert hits["godot_run_project"].explain.action == ACTION_WEIGHT
+    assert hits["godot_stop_project"].explain.action == 0
+    assert hits["godot_run_project"].score > hits["godot_stop_project"].score
+    for hit in hits.values():
+        e = hit.explain
+        assert hit.score == pytest.approx(e.trigger + e.bm25 + e.boost + e.semantic + e.action)
+
+
+def test_explain_shows_the_action_s_part_when_there_is_one(seeded_db, capsys):
+    from router.cli import main
+
+    assert main(["search", "--db", str(seeded_db), "--all", "--explain", "run my godot game"]) == 0
+    shown = capsys.readouterr().out
+    run = shown[shown.index("godot_run_project") :]
+    assert f"+ action {ACTION_WEIGHT:.2f}" in run.splitlines()[2]
+    stop = shown[shown.index("godot_stop_project") :]
+    assert "+ action" not in stop.splitlines()[2]
