@@ -14,6 +14,7 @@ from router.catalog.fit_gate import (
     ADAPTIVE_CUT,
     MIN_COSINE,
     MIN_COSINE_TO_CHANGE,
+    MIN_COSINE_TO_CHANGE_AS_ASKED,
     MIN_COSINE_WITH_WORDS,
     MIN_COVERAGE,
     MIN_COVERAGE_WITHOUT_MODEL,
@@ -242,3 +243,13 @@ def test_the_vocabulary_that_tells_a_slip_from_a_word_is_the_shipped_model_s():
     assert VOCABULARY_FILE == MODEL_DIR / "tokenizer.json"
     words = english_words()
     assert {"book", "seed", "which", "show"} <= words and "wich" not in words and "##s" not in words
+
+
+def test_a_change_asked_for_with_the_request_s_verb_needs_a_looser_cosine_but_never_for_a_read():
+    asked = {"changes_things": True, "asked_with_action": True}
+    assert fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED, **asked), reads_only=False)
+    assert not fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED - 0.01, **asked), reads_only=False)
+    assert not fits_alone(
+        evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED, changes_things=True), reads_only=False
+    )
+    assert not fits_alone(evidence(cosine=0.99, **asked), reads_only=True)

@@ -1,9 +1,10 @@
 """The request's action (router/catalog/request_actions.py) on the real seeded catalog: the
 verb a request leads with, and the tools asked for with it (their examples and triggers lead
-with it) ranking higher."""
+with it) ranking higher and fitting a change on a looser cosine."""
 
 import pytest
 
+from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
 from router.catalog.match_plan import term_stats
 from router.catalog.request_actions import action_stem, asked_with
 from router.catalog.request_intent import action_word
@@ -63,6 +64,15 @@ def test_the_tool_asked_for_with_the_request_s_verb_ranks_above_its_opposite(see
     for hit in hits.values():
         e = hit.explain
         assert hit.score == pytest.approx(e.trigger + e.bm25 + e.boost + e.semantic + e.action)
+
+
+def test_a_change_asked_for_with_the_request_s_verb_fits_on_a_looser_cosine(seeded):
+    query = "remember that Carol prefers short meetings"
+    hits = search(seeded, query, evidence=True)
+    entities = next(hit for hit in hits if hit.name == "create_entities")
+    assert entities.evidence.changes_things and entities.evidence.asked_with_action
+    assert entities.evidence.cosine < MIN_COSINE_TO_CHANGE  # below what a loose change needs
+    assert fitting(query, hits)[0].name == "create_entities"
 
 
 def test_explain_shows_the_action_s_part_when_there_is_one(seeded_db, capsys):

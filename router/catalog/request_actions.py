@@ -8,7 +8,8 @@ with a static model such a payload outweighs the verb in the request's vector. A
 examples and trigger phrases are written the way people ask for it, so the words they lead
 with are the actions it is asked for: a tool *is asked for with* the request's action when one
 of its examples or triggers leads with the same verb, compared by the words' stems (the index's
-own tokenizer). Search ranks such a tool higher (router/catalog/search.py, ACTION_WEIGHT).
+own tokenizer). Search ranks such a tool higher (router/catalog/search.py, ACTION_WEIGHT) and the
+fit gate takes a change it asks for on a looser cosine (router/catalog/fit_gate.py).
 """
 
 import json

@@ -155,6 +155,9 @@ class Evidence:
     replaced_by: str | None = None
     # whether the cosines were measured (False: no model, or a catalog it has not embedded)
     semantic: bool = True
+    # one of its examples or triggers leads with the request's leading verb
+    # (router/catalog/request_actions.py): it is asked for with the request's action
+    asked_with_action: bool = False
 
 
 @dataclass(frozen=True)
@@ -420,6 +423,7 @@ def search(
                 row.deprecated,
                 row.replaced_by,
                 semantic_weight > 0,
+                parts[6] > 0,
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
