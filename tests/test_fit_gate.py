@@ -6,6 +6,7 @@ shows the page mcp_search_tools answers."""
 
 import json
 import subprocess
+from dataclasses import replace
 
 import pytest
 
@@ -23,7 +24,7 @@ from router.catalog.fit_gate import (
     fitting,
 )
 from router.catalog.request_intent import asks_only_to_read, one_slip_apart
-from router.catalog.search import Evidence, search
+from router.catalog.search import Evidence, SearchHit, search
 from router.facade.search_page import NO_CALLABLE_FIT, NOTHING_FITS, page_for_query
 from router.paths import SHIPPED_SERVERS_FILE
 from tests.conftest import project_env
@@ -253,3 +254,21 @@ def test_a_change_asked_for_with_the_request_s_verb_needs_a_looser_cosine_but_ne
         evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED, changes_things=True), reads_only=False
     )
     assert not fits_alone(evidence(cosine=0.99, **asked), reads_only=True)
+
+
+def test_a_change_no_tool_names_keeps_only_strong_signs_and_tools_of_unknown_behaviour():
+    def hit(name: str, **given) -> SearchHit:
+        return SearchHit(name, "core", "", 10.0, evidence=evidence(unnamed_change=True, **given))
+
+    hits = [
+        hit("changes", cosine=0.9, changes_things=True),
+        hit("reads", cosine=0.9, only_reads=True),
+        hit("unknown", cosine=0.9),
+        hit("triggered", trigger=True, changes_things=True),
+    ]
+    assert [h.name for h in fitting("push it", hits)] == ["unknown", "triggered"]
+    # without the request's sign every one of them fits
+    plain = [
+        SearchHit(h.name, "core", "", 10.0, evidence=replace(h.evidence, unnamed_change=False)) for h in hits
+    ]
+    assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "triggered"]

@@ -1,14 +1,18 @@
 """The request's action (router/catalog/request_actions.py) on the real seeded catalog: the
-verb a request leads with, and the tools asked for with it (their examples and triggers lead
-with it) ranking higher and fitting a change on a looser cosine."""
+verb a request leads with, the tools asked for with it (their examples and triggers lead with
+it) ranking higher and fitting a change on a looser cosine, and a verb of change no tool's text
+holds leaving no tool of known behaviour on the page."""
 
 import pytest
 
+from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
 from router.catalog.match_plan import term_stats
-from router.catalog.request_actions import action_stem, asked_with
+from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.request_intent import action_word
 from router.catalog.search import ACTION_WEIGHT, search
+from router.facade.search_page import NOTHING_FITS, page_for_query
+from tests.test_search_page import default_install
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +77,20 @@ def test_a_change_asked_for_with_the_request_s_verb_fits_on_a_looser_cosine(seed
     assert entities.evidence.changes_things and entities.evidence.asked_with_action
     assert entities.evidence.cosine < MIN_COSINE_TO_CHANGE  # below what a loose change needs
     assert fitting(query, hits)[0].name == "create_entities"
+
+
+def test_a_request_for_a_change_no_tool_names_gets_no_tool_of_known_behaviour(seeded):
+    unavailable = default_install(seeded)
+    term_stats(seeded).refresh()
+    for query in ("push my commits to the remote", "merge the feature branch into main", "rebase onto main"):
+        assert asks_unnamed_change(seeded, query), query
+        hits = search(seeded, query, unavailable=unavailable, callable_limit=True, evidence=True)
+        assert any(hit.name.startswith("git_") for hit in hits), query  # the loose matches
+        page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+        assert page == {"tools": [], "note": NOTHING_FITS}, (query, page)
+    # a verb the catalog holds, or a request that leads with none, is judged as before
+    assert not asks_unnamed_change(seeded, "commit my staged changes")
+    assert not asks_unnamed_change(seeded, "what did I push yesterday")
 
 
 def test_explain_shows_the_action_s_part_when_there_is_one(seeded_db, capsys):

@@ -19,6 +19,10 @@ gate keeps a hit only when all of these hold:
    close as STRONG_EXAMPLE_COSINE; and for a request that only asks to read or look
    (router/catalog/request_intent.py) nothing but those strong signs will do. Picking a wrong
    action is worse than finding nothing.
+4. A request that leads with a verb of change no tool's text holds ("push my commits" where no
+   tool pushes) asks for something no tool does: a tool whose behaviour is known (it changes
+   things, or only reads) fits it only on a strong sign. Tools nobody has said either of are
+   judged as before: a catalog without annotations describes its actions in its own words.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -108,10 +112,18 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         return []
     best = max(hit.score for hit in hits)
     reads_only = asks_only_to_read(query)
+    # the same for every hit: the request asks for a change no tool of the catalog names
+    unnamed_change = any(hit.evidence is not None and hit.evidence.unnamed_change for hit in hits)
     return [
         hit
         for hit in hits
         if hit.evidence is not None
         and hit.score >= thresholds.adaptive_cut * best
         and fits_alone(hit.evidence, reads_only, thresholds)
+        and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
     ]
+
+
+def known_behaviour(evidence: Evidence) -> bool:
+    """Whether its server or a review says what it does to state: changes things, or only reads."""
+    return evidence.changes_things or evidence.only_reads

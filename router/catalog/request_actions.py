@@ -6,10 +6,15 @@ user prefers tabs", "forget everything about the staging server", "push my commi
 rest is often a payload no tool's text can share (the fact to remember, the thing to forget):
 with a static model such a payload outweighs the verb in the request's vector. A tool's
 examples and trigger phrases are written the way people ask for it, so the words they lead
-with are the actions it is asked for: a tool *is asked for with* the request's action when one
-of its examples or triggers leads with the same verb, compared by the words' stems (the index's
-own tokenizer). Search ranks such a tool higher (router/catalog/search.py, ACTION_WEIGHT) and the
-fit gate takes a change it asks for on a looser cosine (router/catalog/fit_gate.py).
+with are the actions it is asked for. Two signs come from comparing the two, by the words'
+stems (the index's own tokenizer):
+
+- a tool *is asked for with* the request's action when one of its examples or triggers leads
+  with the same verb: search ranks it higher (router/catalog/search.py, ACTION_WEIGHT) and the
+  fit gate (router/catalog/fit_gate.py) takes a change it asks for on a looser cosine;
+- a request *asks for an action no tool names* when it leads with a verb of change
+  (router/catalog/request_intent.py) that no tool's text holds at all: "push" in a catalog
+  without a push, where every git tool is a loose match.
 """
 
 import json
@@ -17,8 +22,9 @@ from collections.abc import Iterable
 
 import apsw
 
+from router.catalog.match_plan import term_stats
 from router.catalog.query_words import query_words
-from router.catalog.request_intent import action_word
+from router.catalog.request_intent import action_word, is_change_verb
 from router.db import PerConnection
 
 # The lines people ask for each tool with: its examples and its trigger phrases.
@@ -69,3 +75,13 @@ def action_stem(conn: apsw.Connection, query: str) -> str | None:
     """The stem of the verb the request leads with (None: it leads with none, a question say)."""
     word = action_word(query)
     return None if word is None else asked_with(conn).stem(word)
+
+
+def asks_unnamed_change(conn: apsw.Connection, query: str) -> bool:
+    """Whether the request leads with a verb of change no tool's text holds; term_stats must be
+    fresh (search refreshes it once per query)."""
+    word = action_word(query)
+    if word is None or not is_change_verb(word):
+        return False
+    stem = asked_with(conn).stem(word)
+    return term_stats(conn).docs([stem])[stem] == 0

@@ -77,6 +77,11 @@ def action_word(text: str) -> str | None:
     return word
 
 
+def is_change_verb(word: str) -> bool:
+    """Whether the word (lower case) is a verb that asks for a change ("push", "merge")."""
+    return word in _CHANGE_VERBS
+
+
 def one_slip_apart(typed: str, word: str) -> bool:
     """Whether `typed` is `word` with one letter wrong, missing or extra, or two neighbours
     swapped (a Damerau-Levenshtein distance of 1)."""

@@ -31,7 +31,7 @@ from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool
 from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
-from router.catalog.request_actions import action_stem, asked_with
+from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
 from router.errors import QueryError
@@ -158,6 +158,10 @@ class Evidence:
     # one of its examples or triggers leads with the request's leading verb
     # (router/catalog/request_actions.py): it is asked for with the request's action
     asked_with_action: bool = False
+    # the request leads with a verb of change no tool's text holds (the same for every hit)
+    unnamed_change: bool = False
+    # its server or a review says it only reads (ToolRow.only_reads)
+    only_reads: bool = False
 
 
 @dataclass(frozen=True)
@@ -400,6 +404,7 @@ def search(
     kept = [entry for _, entry in _cut(ranked, limit, callable_limit)]
     # what the gate reads, for the hits returned only, when asked for
     coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
+    unnamed_change = evidence and asks_unnamed_change(conn, query)
     return [
         SearchHit(
             row.name,
@@ -424,6 +429,8 @@ def search(
                 row.replaced_by,
                 semantic_weight > 0,
                 parts[6] > 0,
+                unnamed_change,
+                row.only_reads,
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
