@@ -6,6 +6,7 @@ shows the page mcp_search_tools answers."""
 
 import json
 import subprocess
+from dataclasses import replace
 
 import pytest
 
@@ -14,6 +15,7 @@ from router.catalog.fit_gate import (
     ADAPTIVE_CUT,
     MIN_COSINE,
     MIN_COSINE_TO_CHANGE,
+    MIN_COSINE_TO_CHANGE_AS_ASKED,
     MIN_COSINE_WITH_WORDS,
     MIN_COVERAGE,
     MIN_COVERAGE_WITHOUT_MODEL,
@@ -21,8 +23,8 @@ from router.catalog.fit_gate import (
     fits_alone,
     fitting,
 )
-from router.catalog.request_intent import asks_only_to_read
-from router.catalog.search import Evidence, search
+from router.catalog.request_intent import asks_only_to_read, one_slip_apart
+from router.catalog.search import Evidence, SearchHit, search
 from router.facade.search_page import NO_CALLABLE_FIT, NOTHING_FITS, page_for_query
 from router.paths import SHIPPED_SERVERS_FILE
 from tests.conftest import project_env
@@ -130,10 +132,33 @@ def test_the_page_is_cut_where_hits_fall_far_below_the_best(seeded):
         ("switch to the develop branch", False),
         ("open README.md", False),
         ("", False),
+        # a slip of a reading opening reads like it; a word in its own right does not
+        ("wich branch am i on", True),
+        ("shwo me the log", True),
+        ("lsit the files in src", True),
+        ("book me a flight to Lisbon", False),
+        ("seed the database", False),
+        ("stgae my changes", False),
     ],
 )
 def test_which_requests_only_ask_to_read(query, reads):
     assert asks_only_to_read(query) is reads
+
+
+@pytest.mark.parametrize(
+    "typed, word, apart",
+    [
+        ("wich", "which", True),  # a letter missing
+        ("whicch", "which", True),  # a letter extra
+        ("whoch", "which", True),  # a letter wrong
+        ("whcih", "which", True),  # two neighbours swapped
+        ("which", "which", False),
+        ("wihhc", "which", False),
+        ("wh", "which", False),
+    ],
+)
+def test_one_slip_apart(typed, word, apart):
+    assert one_slip_apart(typed, word) is apart
 
 
 @pytest.mark.slow
@@ -210,3 +235,40 @@ def test_a_hit_fits_on_its_own_evidence_and_a_tool_that_changes_things_needs_mor
     assert not fits_alone(
         evidence(coverage=MIN_COVERAGE_WITHOUT_MODEL - 0.01, semantic=False), reads_only=False
     )
+
+
+def test_the_vocabulary_that_tells_a_slip_from_a_word_is_the_shipped_model_s():
+    from router.catalog.english_words import VOCABULARY_FILE, english_words
+    from router.semantic.static_model import MODEL_DIR
+
+    assert VOCABULARY_FILE == MODEL_DIR / "tokenizer.json"
+    words = english_words()
+    assert {"book", "seed", "which", "show"} <= words and "wich" not in words and "##s" not in words
+
+
+def test_a_change_asked_for_with_the_request_s_verb_needs_a_looser_cosine_but_never_for_a_read():
+    asked = {"changes_things": True, "asked_with_action": True}
+    assert fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED, **asked), reads_only=False)
+    assert not fits_alone(evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED - 0.01, **asked), reads_only=False)
+    assert not fits_alone(
+        evidence(cosine=MIN_COSINE_TO_CHANGE_AS_ASKED, changes_things=True), reads_only=False
+    )
+    assert not fits_alone(evidence(cosine=0.99, **asked), reads_only=True)
+
+
+def test_a_change_no_tool_names_keeps_only_strong_signs_and_tools_of_unknown_behaviour():
+    def hit(name: str, **given) -> SearchHit:
+        return SearchHit(name, "core", "", 10.0, evidence=evidence(unnamed_change=True, **given))
+
+    hits = [
+        hit("changes", cosine=0.9, changes_things=True),
+        hit("reads", cosine=0.9, only_reads=True),
+        hit("unknown", cosine=0.9),
+        hit("triggered", trigger=True, changes_things=True),
+    ]
+    assert [h.name for h in fitting("push it", hits)] == ["unknown", "triggered"]
+    # without the request's sign every one of them fits
+    plain = [
+        SearchHit(h.name, "core", "", 10.0, evidence=replace(h.evidence, unnamed_change=False)) for h in hits
+    ]
+    assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "triggered"]

@@ -7,7 +7,7 @@ import pytest
 from router.catalog import match_plan
 from router.catalog.load import load_catalog
 from router.catalog.phrases import phrase_ngrams
-from router.catalog.search import BOOST_WEIGHT, TRIGGER_WEIGHT, search
+from router.catalog.search import ACTION_WEIGHT, BOOST_WEIGHT, TRIGGER_WEIGHT, search
 from router.errors import QueryError
 from router.facade.breaker import OPEN_SECONDS as DEFAULT_BREAKER_OPEN_S
 
@@ -137,10 +137,12 @@ def test_explain_parts_add_up_to_the_score(small):
         hits = search(small, query, limit=50, explain=True)
         assert hits
         for hit in hits:
-            parts = hit.explain.trigger + hit.explain.bm25 + hit.explain.boost + hit.explain.semantic
+            e = hit.explain
+            parts = e.trigger + e.bm25 + e.boost + e.semantic + e.action
             assert hit.score == pytest.approx(parts, abs=1e-9)
-            assert hit.explain.trigger in (0.0, TRIGGER_WEIGHT)
-            assert hit.explain.boost in (0.0, BOOST_WEIGHT)
+            assert e.trigger in (0.0, TRIGGER_WEIGHT)
+            assert e.boost in (0.0, BOOST_WEIGHT)
+            assert e.action in (0.0, ACTION_WEIGHT)
 
 
 def test_without_explain_no_parts_are_returned(small):
@@ -160,9 +162,13 @@ def test_a_trigger_phrase_in_the_query_adds_the_trigger_weight_and_changes_the_o
     # without the phrase the tool that says 'rotate logs' most wins on BM25 alone...
     assert scrambled[logrotate].score > scrambled[archive].score
     assert scrambled[archive].explain.trigger == 0
-    # ...with it, the trigger's 3.0 lifts archive_old_logs above it
+    # ...with it, the trigger's 3.0 lifts archive_old_logs above it (and the query now leads
+    # with the verb its trigger leads with: the action's part, router/catalog/request_actions.py)
     assert with_phrase[archive].explain.trigger == TRIGGER_WEIGHT
-    assert with_phrase[archive].score == pytest.approx(scrambled[archive].score + TRIGGER_WEIGHT)
+    assert with_phrase[archive].explain.action == ACTION_WEIGHT and scrambled[archive].explain.action == 0
+    assert with_phrase[archive].score == pytest.approx(
+        scrambled[archive].score + TRIGGER_WEIGHT + ACTION_WEIGHT
+    )
     assert with_phrase[archive].score > with_phrase[logrotate].score
     assert with_phrase[logrotate].explain.trigger == 0
 

@@ -137,7 +137,7 @@ def test_explain_shows_parts_that_add_up(files, db_path, capsys):
     [hit] = json.loads(capsys.readouterr().out)
     parts = hit["explain"]
     assert hit["score"] == pytest.approx(
-        parts["trigger"] + parts["bm25"] + parts["boost"] + parts["semantic"]
+        parts["trigger"] + parts["bm25"] + parts["boost"] + parts["semantic"] + parts["action"]
     )
     assert main(["search", "--db", str(db_path), "--explain", "install apk"]) == 0
     assert "= trigger 0.00 + bm25" in capsys.readouterr().out

@@ -13,10 +13,16 @@ gate keeps a hit only when all of these hold:
    cosine (its own or its best example's) of at least MIN_COSINE, or of MIN_COSINE_WITH_WORDS
    with MIN_COVERAGE of the query's words in its text. Without a semantic model (or vectors
    for it) the words alone decide: MIN_COVERAGE_WITHOUT_MODEL of them.
-3. A tool that changes things (its server or a review says so) needs more: MIN_COSINE_TO_CHANGE,
-   or a trigger, its exact name, or an example request as close as STRONG_EXAMPLE_COSINE; and
-   for a request that only asks to read or look (router/catalog/request_intent.py) nothing but
-   those strong signs will do. Picking a wrong action is worse than finding nothing.
+3. A tool that changes things (its server or a review says so) needs more: MIN_COSINE_TO_CHANGE
+   (MIN_COSINE_TO_CHANGE_AS_ASKED when it is asked for with the request's verb,
+   router/catalog/request_actions.py), or a trigger, its exact name, or an example request as
+   close as STRONG_EXAMPLE_COSINE; and for a request that only asks to read or look
+   (router/catalog/request_intent.py) nothing but those strong signs will do. Picking a wrong
+   action is worse than finding nothing.
+4. A request that leads with a verb of change no tool's text holds ("push my commits" where no
+   tool pushes) asks for something no tool does: a tool whose behaviour is known (it changes
+   things, or only reads) fits it only on a strong sign. Tools nobody has said either of are
+   judged as before: a catalog without annotations describes its actions in its own words.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -48,6 +54,11 @@ MIN_COVERAGE_WITHOUT_MODEL = 0.5
 # request closer than the ones that merely share the request's objects.
 MIN_COSINE_TO_CHANGE = 0.35
 STRONG_EXAMPLE_COSINE = 0.8
+# ... unless it is asked for with the request's action (one of its examples or triggers leads
+# with the request's verb, router/catalog/request_actions.py): "remember that the user prefers
+# tabs" shares its verb with the memory tool's examples and nothing else, the payload pulling
+# its cosine down to a read-only tool's looser floor.
+MIN_COSINE_TO_CHANGE_AS_ASKED = 0.25
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class Thresholds:
     min_coverage_without_model: float = MIN_COVERAGE_WITHOUT_MODEL
     min_cosine_to_change: float = MIN_COSINE_TO_CHANGE
     strong_example_cosine: float = STRONG_EXAMPLE_COSINE
+    min_cosine_to_change_as_asked: float = MIN_COSINE_TO_CHANGE_AS_ASKED
 
 
 DEFAULT = Thresholds()
@@ -83,7 +95,12 @@ def fits_alone(evidence: Evidence, reads_only: bool, thresholds: Thresholds = DE
             evidence.coverage >= thresholds.min_coverage_without_model
         )
     if evidence.changes_things:
-        return not reads_only and evidence.cosine >= thresholds.min_cosine_to_change
+        needed = (
+            thresholds.min_cosine_to_change_as_asked
+            if evidence.asked_with_action
+            else thresholds.min_cosine_to_change
+        )
+        return not reads_only and evidence.cosine >= needed
     return evidence.cosine >= thresholds.min_cosine or (
         evidence.cosine >= thresholds.min_cosine_with_words and evidence.coverage >= thresholds.min_coverage
     )
@@ -95,10 +112,18 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         return []
     best = max(hit.score for hit in hits)
     reads_only = asks_only_to_read(query)
+    # the same for every hit: the request asks for a change no tool of the catalog names
+    unnamed_change = any(hit.evidence is not None and hit.evidence.unnamed_change for hit in hits)
     return [
         hit
         for hit in hits
         if hit.evidence is not None
         and hit.score >= thresholds.adaptive_cut * best
         and fits_alone(hit.evidence, reads_only, thresholds)
+        and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
     ]
+
+
+def known_behaviour(evidence: Evidence) -> bool:
+    """Whether its server or a review says what it does to state: changes things, or only reads."""
+    return evidence.changes_things or evidence.only_reads

@@ -62,6 +62,11 @@ class ToolRow:
         """Its server or a review says it changes state (not merely: nobody said it only reads)."""
         return self.mutating and self.read_only_source != "default-mutating"
 
+    @property
+    def only_reads(self) -> bool:
+        """Its server or a review says it only reads (mutating is false only when someone said so)."""
+        return not self.mutating
+
 
 @dataclass(frozen=True)
 class ChangingState:

@@ -8,9 +8,14 @@ being a question ("what is left to commit", "is my repo clean"); a later clause 
 with a verb of change ("find the old logs and delete them") makes it more than a read.
 Anything else is not known to read, and the rule does not apply: it only ever removes a tool
 that changes things, so a request wrongly taken for a read loses a loose match, never a strong one.
+People type fast: an opening one slip away from a reading one ("wich branch am I on", "shwo me
+the log") reads like it, unless it is a word in its own right ("book a flight" is no "look").
 """
 
 import re
+
+from router.catalog.english_words import may_be_a_word
+from router.catalog.query_words import stop_words
 
 # Words before the verb that say nothing about what is asked: politeness, the asker, modals.
 _LEAD_IN = frozenset(
@@ -38,6 +43,9 @@ _CHANGE_VERBS = frozenset(
     download upload send post format fix insert append copy restart close mkdir rm mv cp undo
     discard clear drop merge rebase tag modify overwrite generate open""".split()
 )
+# A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
+# only in words this long: shorter ones are one slip away from too many others.
+MIN_SLIP_LENGTH = 4
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
 _WORD = re.compile(r"[a-z][a-z'’]*")
 
@@ -54,6 +62,54 @@ def _first_verb(words: list[str]) -> tuple[str | None, int]:
     return None, len(words)
 
 
+def action_word(text: str) -> str | None:
+    """The verb of doing the text leads with after the politeness around it (lower case): None
+    when it leads with a reading opening or a question ("show", "what", "is"), a function word,
+    or has no word."""
+    word = next(
+        (w for w in (m.group().replace("’", "'") for m in _WORD.finditer(text.lower())) if w not in _LEAD_IN),
+        None,
+    )
+    # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
+    # word ("if it's 3pm ...", "in settings.py replace ...") names no action
+    if word is None or word in _READ_OPENINGS or (word in stop_words() and word not in _CHANGE_VERBS):
+        return None
+    return word
+
+
+def is_change_verb(word: str) -> bool:
+    """Whether the word (lower case) is a verb that asks for a change ("push", "merge")."""
+    return word in _CHANGE_VERBS
+
+
+def one_slip_apart(typed: str, word: str) -> bool:
+    """Whether `typed` is `word` with one letter wrong, missing or extra, or two neighbours
+    swapped (a Damerau-Levenshtein distance of 1)."""
+    if typed == word or abs(len(typed) - len(word)) > 1:
+        return False
+    if len(typed) == len(word):
+        differ = [i for i, (a, b) in enumerate(zip(typed, word)) if a != b]
+        return len(differ) == 1 or (
+            len(differ) == 2
+            and differ[1] == differ[0] + 1
+            and typed[differ[0]] == word[differ[1]]
+            and typed[differ[1]] == word[differ[0]]
+        )
+    shorter, longer = sorted((typed, word), key=len)
+    return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
+
+
+def _reads(word: str) -> bool:
+    """A reading opening, or a slip of one (a word that is no word of its own, nor a verb of change)."""
+    if word in _READ_OPENINGS:
+        return True
+    if len(word) < MIN_SLIP_LENGTH or word in _CHANGE_VERBS or word in _LEAD_IN or may_be_a_word(word):
+        return False
+    return any(
+        len(opening) >= MIN_SLIP_LENGTH and one_slip_apart(word, opening) for opening in _READ_OPENINGS
+    )
+
+
 def asks_only_to_read(query: str) -> bool:
     """Whether the request asks to read or look, and nothing else (see the module's doc)."""
     clauses = [c for c in _CLAUSE_BREAK.split(query.lower()) if c.strip()]
@@ -66,7 +122,7 @@ def asks_only_to_read(query: str) -> bool:
     if first == "how":
         if at + 1 >= len(words) or words[at + 1] not in _HOW_READS:
             return False
-    elif first not in _READ_OPENINGS:
+    elif not _reads(first):
         return False
     for clause in clauses[1:]:
         verb, _ = _first_verb(_words(clause))

@@ -31,6 +31,7 @@ from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool
 from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
+from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
 from router.errors import QueryError
@@ -54,31 +55,19 @@ TRIGGER_WEIGHT = 3.0
 BM25_WEIGHT = 10.0
 BOOST_WEIGHT = 2.0
 # W: the cosine between the query's and the tool's vectors (router/catalog/embeddings.py)
-# against the BM25 share. Tuned on the development sets only (bench/quality.py). A negative
-# cosine counts as 0: texts with nothing in common land anywhere near 0 with a static model,
-# and a word match must not be outweighed by that noise.
-# Re-tuned for the shipped model (tokenlearn + ranking distillation, router/semantic/build_model.py)
-# on the development sets alone: the four sets' macro recall@5 / nDCG@10, the development mix's,
-# and LiveMCPBench's recall@10 (floor 0.22, 10 neighbours): W 20 0.719 / 0.670, mix 0.543 /
-# 0.501, r@10 0.453; 25 0.720 / 0.669, 0.543 / 0.502, 0.459; 30 0.725 / 0.669, 0.544 / 0.501,
-# 0.458; 35 0.726 / 0.671, 0.547 / 0.501, 0.469; 40 0.725 / 0.668, 0.546 / 0.499, 0.478; 50
-# 0.723 / 0.669, 0.543 / 0.497, 0.473. 35 has the best sum of the four macros.
+# against the BM25 share; re-tuned per model on the development sets (docs/research.md). A
+# negative cosine counts as 0: unrelated texts land near 0, and that noise must not outweigh words.
 SEMANTIC_WEIGHT = 35.0
 # The query's nearest tools that join the lexical candidates beyond `limit`, and the cosine
-# one needs to: a neighbour below it shares too little meaning to be offered on that alone.
-# Chosen for the last model (W 25): floor 0.2, 0.22 and 0.25 tied, 0.3 lost 0.002, 0.35 0.005;
-# for the shipped one 0.18 and 0.25 tie 0.22 too, and 25 neighbours or a BM25 pool of 40 change
-# nothing. 0.22 lies between two pairs the models score close together: "add two numbers" and
-# get-sum's "Sum of a and b." (must be found), a made-up word whose WordPiece pieces recur in an
-# unrelated tool ("zorbles" and "Frobnicate a widget with quuxes": must not be); unrelated
-# English pairs mostly below 0.1. 5-40 neighbours tied.
+# one needs to (SEMANTIC_MIN_COSINE): below it a neighbour shares too little meaning to be
+# offered on that alone (docs/research.md, neighbour floor and count).
 SEMANTIC_MARGIN = 10
+SEMANTIC_MIN_COSINE = 0.22
 # A tool's examples' match (router/catalog/semantic_index.py) counts at this share against its
 # own vector's cosine: requests that share their object words ("run my game", "stop the running
 # game") are closer to each other for a static model than either is to its tool's description,
 # so an example must be clearly closer to win (bench/page_quality.py, development requests).
 EXAMPLE_COSINE_FACTOR = 0.85
-SEMANTIC_MIN_COSINE = 0.22
 # Cosines are rounded to this many decimals: int8 vectors give them to about ±0.005, so a
 # smaller difference is no evidence, and two tools that differ only by it tie (by name).
 COSINE_DECIMALS = 2
@@ -107,6 +96,12 @@ COLUMN_WEIGHTS = (
     EXAMPLES_WEIGHT,
 )
 
+# A tool one of whose examples or trigger phrases leads with the request's verb (it is asked
+# for with the request's action, router/catalog/request_actions.py) ranks this much higher: of
+# "run my game" and "stop the running game", the verb says which, where a static model's vector
+# is mostly the words they share. A boost keyword's worth (a single word, as a boost is).
+ACTION_WEIGHT = 2.0
+
 # A tool that cannot be called now ranks as if its score were this much lower: a callable
 # tool that fits nearly as well goes first, but a clearly better match (the only tool that
 # does the job usually wins by far more) stays ahead. A trigger's worth.
@@ -116,17 +111,9 @@ UNAVAILABLE_PENALTY = 3.0
 # its server keeps it for old clients, and a new call should go to the replacement.
 DEPRECATED_PENALTY = 3.0
 
-# Candidates ranked by BM25 beyond `limit` that also get their trigger and boost parts and
-# their cosine, so a phrase match or the meaning can lift a tool from below the cut, whether
-# or not the query holds a phrase (the cosine lifts one either way; the nearest neighbours
-# alone miss a tool that the words rank just below the page and whose cosine is good but not
-# among the best). Chosen on the development sets only (W 35): a margin of 5 without a phrase
-# and 15 with one (before) 0.726 / 0.671 macro recall@5 / nDCG@10, LiveMCPBench recall@10
-# 0.469; one margin of 15 0.727 / 0.672, 0.475; 20 0.729 / 0.673, 0.483; 30 0.730 / 0.673,
-# 0.484; 40 0.730 / 0.673, 0.484; 90 0.730 / 0.673, 0.480 (W 30 or 40 at 40: 0.725 / 0.672 and
-# 0.729 / 0.670; 10 to 40 neighbours tie at any margin). At 10,000 synthetic tools (286 of
-# bench/latency.py's 300 queries hold a phrase, so there it is 15 -> 30) its measure run back to
-# back gave 0.41 -> 0.43 ms median: at most a few hundredths, inside this machine's noise.
+# Candidates ranked by BM25 beyond `limit` that also get their trigger, boost and cosine parts,
+# so a phrase or the meaning can lift a tool from just below the cut that the nearest
+# neighbours alone would miss (docs/research.md, the lexical pool).
 POOL_MARGIN = 30
 
 # The rows a trigger or boost phrase of stop words only selects (router/catalog/match_plan.py):
@@ -139,7 +126,8 @@ NO_PHRASE_PARTS = (False, False)
 @dataclass(frozen=True)
 class Explain:
     """The parts of a hit's score; they add up to the score. via_example: the semantic part
-    is the cosine of one of the tool's example requests (better than its own vector's)."""
+    is the cosine of one of the tool's example requests (better than its own vector's).
+    action: ACTION_WEIGHT when the tool is asked for with the request's leading verb."""
 
     trigger: float
     bm25: float
@@ -147,6 +135,7 @@ class Explain:
     exact_name: bool = False
     semantic: float = 0.0
     via_example: bool = False
+    action: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -166,6 +155,13 @@ class Evidence:
     replaced_by: str | None = None
     # whether the cosines were measured (False: no model, or a catalog it has not embedded)
     semantic: bool = True
+    # one of its examples or triggers leads with the request's leading verb
+    # (router/catalog/request_actions.py): it is asked for with the request's action
+    asked_with_action: bool = False
+    # the request leads with a verb of change no tool's text holds (the same for every hit)
+    unnamed_change: bool = False
+    # its server or a review says it only reads (ToolRow.only_reads)
+    only_reads: bool = False
 
 
 @dataclass(frozen=True)
@@ -374,6 +370,9 @@ def search(
     example_of = (
         semantic_parts.examples.of if semantic_parts.examples and semantic_parts.examples.at else None
     )
+    # the request's action, and the candidates asked for with it (router/catalog/request_actions.py)
+    action = action_stem(conn, query)
+    asked_for = asked_with(conn).asked_for(version, action, rows) if action is not None else set()
     for tool_id, row in rows.items():
         trigger, boost = phrase_parts.get(tool_id, NO_PHRASE_PARTS)
         reason = (
@@ -391,8 +390,9 @@ def search(
             tool_id in named,
             semantic_weight * cosine,
             example > 0 and round(EXAMPLE_COSINE_FACTOR * example, COSINE_DECIMALS) >= cosine,
+            ACTION_WEIGHT * (tool_id in asked_for),
         )
-        score = parts[0] + parts[1] + parts[2] + parts[4]
+        score = parts[0] + parts[1] + parts[2] + parts[4] + parts[6]
         rank_score = score - (UNAVAILABLE_PENALTY if reason is not None else 0.0)
         if row.deprecated:
             rank_score -= DEPRECATED_PENALTY
@@ -404,6 +404,7 @@ def search(
     kept = [entry for _, entry in _cut(ranked, limit, callable_limit)]
     # what the gate reads, for the hits returned only, when asked for
     coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
+    unnamed_change = evidence and asks_unnamed_change(conn, query)
     return [
         SearchHit(
             row.name,
@@ -427,6 +428,9 @@ def search(
                 row.deprecated,
                 row.replaced_by,
                 semantic_weight > 0,
+                parts[6] > 0,
+                unnamed_change,
+                row.only_reads,
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept

@@ -144,9 +144,11 @@ def run_search(args: argparse.Namespace) -> int:
             named = "  (the query names this tool: ranked first)" if e.exact_name else ""
             penalty = "" if hit.available else f" - unavailable {UNAVAILABLE_PENALTY:.2f}"
             example = "  (semantic: one of its examples)" if e.via_example else ""
+            # shown only when the tool is asked for with the request's verb
+            action = f" + action {e.action:.2f}" if e.action else ""
             print(
                 f"    = trigger {e.trigger:.2f} + bm25 {e.bm25:.2f} + boost {e.boost:.2f}"
-                f" + semantic {e.semantic:.2f}{penalty}{named}{example}"
+                f" + semantic {e.semantic:.2f}{action}{penalty}{named}{example}"
             )
     if note is not None:
         print(note)

@@ -27,7 +27,7 @@ from router.catalog.search import SearchHit, check_limit, search
 from router.catalog.signatures import Signature, tool_signatures
 from router.tokens import count_tokens
 
-# The README promises a page under 400 tokens; every page is cut to fit it.
+# A page an agent reads on every search stays small whatever the catalog; every page is cut to fit.
 PAGE_TOKEN_BUDGET = 400
 
 # Uncallable servers a page names at most, and tool names per server: enough for a model to

@@ -1,0 +1,104 @@
+"""The request's action (router/catalog/request_actions.py) on the real seeded catalog: the
+verb a request leads with, the tools asked for with it (their examples and triggers lead with
+it) ranking higher and fitting a change on a looser cosine, and a verb of change no tool's text
+holds leaving no tool of known behaviour on the page."""
+
+import pytest
+
+from router.backends.servers import SearchSettings
+from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
+from router.catalog.match_plan import term_stats
+from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
+from router.catalog.request_intent import action_word
+from router.catalog.search import ACTION_WEIGHT, search
+from router.facade.search_page import NOTHING_FITS, page_for_query
+from tests.test_search_page import default_install
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    from router.catalog.load import load_catalog
+    from router.db import connect
+    from router.paths import SEEDS_DIR
+
+    conn = connect(tmp_path_factory.mktemp("actions") / "seeded.db")
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    yield conn
+    conn.close()
+
+
+def tool_id(conn, name: str) -> int:
+    return int(conn.execute("SELECT id FROM tools WHERE name = ?", (name,)).fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "text, word",
+    [
+        ("remember that my editor is neovim", "remember"),
+        ("could you please run my game", "run"),
+        ("Push my commits", "push"),
+        ("show me the log", None),  # a reading opening: every reading tool shares it
+        ("what's left to commit", None),
+        ("if it's 3pm in Tokyo, what time is it in Paris", None),  # a function word
+        ("", None),
+    ],
+)
+def test_the_action_is_the_verb_a_request_leads_with(text, word):
+    assert action_word(text) == word
+
+
+def test_a_tool_is_asked_for_with_the_verbs_its_examples_and_triggers_lead_with(seeded):
+    version = term_stats(seeded).refresh()
+    run, stop = tool_id(seeded, "godot_run_project"), tool_id(seeded, "godot_stop_project")
+    both = [run, stop]
+    assert asked_with(seeded).asked_for(version, action_stem(seeded, "run my game"), both) == {run}
+    assert asked_with(seeded).asked_for(version, action_stem(seeded, "stop the game"), both) == {stop}
+    # stemmed as the index stems: "remembering" is asked like "remember"
+    remember = action_stem(seeded, "remembering my settings")
+    assert tool_id(seeded, "create_entities") in asked_with(seeded).asked_for(
+        version, remember, [tool_id(seeded, "create_entities")]
+    )
+
+
+def test_the_tool_asked_for_with_the_request_s_verb_ranks_above_its_opposite(seeded):
+    hits = {hit.name: hit for hit in search(seeded, "run my godot game", explain=True)}
+    assert hits["godot_run_project"].explain.action == ACTION_WEIGHT
+    assert hits["godot_stop_project"].explain.action == 0
+    assert hits["godot_run_project"].score > hits["godot_stop_project"].score
+    for hit in hits.values():
+        e = hit.explain
+        assert hit.score == pytest.approx(e.trigger + e.bm25 + e.boost + e.semantic + e.action)
+
+
+def test_a_change_asked_for_with_the_request_s_verb_fits_on_a_looser_cosine(seeded):
+    query = "remember that Carol prefers short meetings"
+    hits = search(seeded, query, evidence=True)
+    entities = next(hit for hit in hits if hit.name == "create_entities")
+    assert entities.evidence.changes_things and entities.evidence.asked_with_action
+    assert entities.evidence.cosine < MIN_COSINE_TO_CHANGE  # below what a loose change needs
+    assert fitting(query, hits)[0].name == "create_entities"
+
+
+def test_a_request_for_a_change_no_tool_names_gets_no_tool_of_known_behaviour(seeded):
+    unavailable = default_install(seeded)
+    term_stats(seeded).refresh()
+    for query in ("push my commits to the remote", "merge the feature branch into main", "rebase onto main"):
+        assert asks_unnamed_change(seeded, query), query
+        hits = search(seeded, query, unavailable=unavailable, callable_limit=True, evidence=True)
+        assert any(hit.name.startswith("git_") for hit in hits), query  # the loose matches
+        page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+        assert page == {"tools": [], "note": NOTHING_FITS}, (query, page)
+    # a verb the catalog holds, or a request that leads with none, is judged as before
+    assert not asks_unnamed_change(seeded, "commit my staged changes")
+    assert not asks_unnamed_change(seeded, "what did I push yesterday")
+
+
+def test_explain_shows_the_action_s_part_when_there_is_one(seeded_db, capsys):
+    from router.cli import main
+
+    assert main(["search", "--db", str(seeded_db), "--all", "--explain", "run my godot game"]) == 0
+    shown = capsys.readouterr().out
+    run = shown[shown.index("godot_run_project") :]
+    assert f"+ action {ACTION_WEIGHT:.2f}" in run.splitlines()[2]
+    stop = shown[shown.index("godot_stop_project") :]
+    assert "+ action" not in stop.splitlines()[2]
