@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from router.catalog import embeddings
-from router.catalog.embeddings import catalog_model, quantize
+from router.catalog.embeddings import catalog_model
 from router.catalog.load import load_catalog
+from router.catalog.model_vectors import quantize
 from router.catalog.tool_text import embedding_text
 from router.db import connect
 from router.paths import SEEDS_DIR

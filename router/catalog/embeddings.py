@@ -7,19 +7,19 @@ catalog's vectors are grouped for search again when that changed any
 (router/catalog/vector_groups.py). A vector is
 keyed by the definition hash and the model's identity, so reloading unchanged tools encodes
 nothing and a new model re-embeds everything. Vectors are stored as int8 with one scale per
-vector (a quarter of float32, and a cosine within about 0.01 of the float one). The tools'
+vector (router/catalog/model_vectors.py). The tools'
 example requests are embedded in the same step, one vector each, keyed by their text
 (router/catalog/example_vectors.py).
 """
 
 import sys
 from dataclasses import dataclass
-from typing import Protocol
 
 import apsw
 import numpy as np
 
 from router.catalog import example_vectors, vector_groups
+from router.catalog.model_vectors import EmbeddingModel, quantize
 from router.catalog.tool_text import embedding_text
 from router.clock import utc_now_iso
 from router.semantic.choice import configured_model
@@ -28,18 +28,6 @@ from router.semantic.choice import configured_model
 ENCODE_BATCH = 2_048
 # A load embedding at least this many tools says how far it got on stderr, once per batch.
 PROGRESS_MIN_TOOLS = 5_000
-# The int8 range a component is scaled into (symmetric: -127..127).
-INT8_MAX = 127
-
-
-class EmbeddingModel(Protocol):
-    """What the catalog needs of a model (router/semantic): a stable identity of its files,
-    its dimension, and L2-normalised float32 vectors, one row per text."""
-
-    identity: str
-    dim: int
-
-    def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -79,21 +67,13 @@ def catalog_model() -> EmbeddingModel | None:
     return configured_model()
 
 
-def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """float32 (n, dim) → int8 (n, dim) and each row's scale (vector ≈ int8 × scale)."""
-    peak = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
-    scales = (peak / INT8_MAX).astype(np.float32)
-    safe = np.where(scales > 0, scales, 1.0)[:, None]
-    return np.rint(vectors / safe).clip(-INT8_MAX, INT8_MAX).astype(np.int8), scales
-
-
 def embed_catalog(conn: apsw.Connection, model: EmbeddingModel | None) -> EmbedSummary:
     """Embed every tool definition `model` has no vector for, drop vectors nothing uses.
     Call inside the load's transaction. model None (no model file): no new vectors."""
     identity = model.identity if model is not None else None
     conn.execute(DROP_STALE_SQL, {"model": identity, "dim": model.dim if model is not None else None})
     dropped = conn.changes()
-    examples_embedded, examples_dropped = example_vectors.embed_examples(conn, model, quantize)
+    examples_embedded, examples_dropped = example_vectors.embed_examples(conn, model)
     if model is None:
         if dropped:
             vector_groups.clear(conn)  # no vectors left to group

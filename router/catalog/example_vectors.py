@@ -10,22 +10,14 @@ is found by how people ask for it as well as by how its author described it.
 """
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import apsw
 import numpy as np
 
-from router.catalog import vector_groups
+from router.catalog.model_vectors import EmbeddingModel, dequantized, quantize
 from router.clock import utc_now_iso
 from router.hashing import content_hash
-
-if TYPE_CHECKING:
-    from router.catalog.embeddings import EmbeddingModel
-
-# float32 vectors → int8 codes and a scale per row (router/catalog/embeddings.py quantize)
-Quantize = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 # Examples encoded per call: bounds the memory a load holds at once.
 ENCODE_BATCH = 2_048
@@ -62,9 +54,7 @@ def tool_examples(conn: apsw.Connection) -> list[tuple[int, str]]:
     ]
 
 
-def embed_examples(
-    conn: apsw.Connection, model: "EmbeddingModel | None", quantize: Quantize
-) -> tuple[int, int]:
+def embed_examples(conn: apsw.Connection, model: EmbeddingModel | None) -> tuple[int, int]:
     """Embed every example `model` has no vector for and drop the vectors no example uses
     (all of them when model is None); (embedded, dropped). Inside the load's transaction."""
     texts = {example_hash(text): text for _, text in tool_examples(conn)}
@@ -114,4 +104,4 @@ def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> Exampl
             blobs.append(found[1])
     if not owners:
         return ExampleRows(np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
-    return ExampleRows(np.array(owners, np.int64), vector_groups.dequantized(scales, blobs))
+    return ExampleRows(np.array(owners, np.int64), dequantized(scales, blobs))

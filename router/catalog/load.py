@@ -13,7 +13,8 @@ from pathlib import Path
 import apsw
 
 from router.catalog import deprecation, tool_text
-from router.catalog.embeddings import EmbeddingModel, catalog_model, embed_catalog
+from router.catalog.embeddings import catalog_model, embed_catalog
+from router.catalog.model_vectors import EmbeddingModel
 from router.catalog.models import CatalogTool, SeedFile, UserCatalogLine
 from router.catalog.sources import (
     LoadNotes,

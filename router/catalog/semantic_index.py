@@ -21,8 +21,8 @@ import apsw
 import numpy as np
 
 from router.catalog import example_vectors, vector_clusters, vector_groups
-from router.catalog.embeddings import EmbeddingModel
 from router.catalog.filter_columns import FilterColumns
+from router.catalog.model_vectors import EmbeddingModel, dequantized
 from router.catalog.search_filters import Filters
 from router.db import PerConnection, catalog_version
 
@@ -100,7 +100,7 @@ class SemanticIndex:
         self.ids = np.array(ids, np.int64)
         self._columns = FilterColumns(mutating, profiles, servers)
         if rows:
-            self.matrix = vector_groups.dequantized(cast(list[float], scales), cast(list[bytes], vectors))
+            self.matrix = dequantized(cast(list[float], scales), cast(list[bytes], vectors))
         else:
             self.matrix = np.zeros((0, model.dim), np.float32)
         self._clusters = None

@@ -8,13 +8,13 @@ any (deterministic: the same vectors give the same groups), and also when what i
 not match them (a file from before this table, a catalog that shrank below the threshold).
 """
 
-from collections.abc import Sequence
 from typing import cast
 
 import apsw
 import numpy as np
 
 from router.catalog import vector_clusters
+from router.catalog.model_vectors import dequantized
 
 # Catalogs of at most this many vectors are scored whole by search (a fraction of a
 # millisecond, docs/benchmarks.md) and store no grouping; larger ones are grouped and probed.
@@ -36,12 +36,6 @@ INSERT_CENTROIDS_SQL = """
 INSERT INTO vector_centroids(model, groups, dim, centroids) VALUES (:model, :groups, :dim, :centroids)
 """
 CENTROIDS_SQL = "SELECT groups, dim, centroids FROM vector_centroids WHERE model = :model"
-
-
-def dequantized(scales: Sequence[float], vectors: Sequence[bytes]) -> np.ndarray:
-    """float32 (n, dim) from stored int8 vectors and their scales (router/catalog/embeddings.py)."""
-    packed = np.frombuffer(b"".join(vectors), np.int8).reshape(len(vectors), -1)
-    return packed.astype(np.float32) * np.array(scales, np.float32)[:, None]
 
 
 def clear(conn: apsw.Connection) -> None:
