@@ -4,7 +4,7 @@
   of ordinary log lines, at growing sizes: the time per size and its growth from 256 KiB to
   1 MiB (linear: about 4). Bar: 1 MiB in under 1 s.
 - Every pattern the redactor runs (its own and detect-secrets' shapes, as rewritten by
-  router/secret_shapes.py) on runs of each kind of character after each kind of label, at
+  router/redaction/secret_shapes.py) on runs of each kind of character after each kind of label, at
   8,000 and 32,000 characters; the steepest three timed at four sizes (linear: ×4 a step).
 - A real router over stdio whose call to a real backend (tests/servers/noisy.py) floods its
   stderr (one 30,000-character line; 200,000 characters without a newline; 10 MB of
@@ -27,12 +27,12 @@ from pathlib import Path
 
 from bench.paths import PROJECT_ROOT
 from bench.report import Options, Section, markdown_table
-from router import redact
 from router.catalog.load import load_catalog
 from router.db import connect
 from router.facade.jsonrpc_lines import LineClient
 from router.paths import SEEDS_DIR
-from router.secret_shapes import KEYWORD_ASSIGNMENT, plugin_shapes
+from router.redaction import redactor as redact
+from router.redaction.secret_shapes import KEYWORD_ASSIGNMENT, plugin_shapes
 
 KIB = 1024
 SIZES = (64 * KIB, 256 * KIB, 1024 * KIB)

@@ -6,7 +6,7 @@ import pytest
 
 from router.breakglass.context import assemble
 from router.breakglass.settings import load_settings
-from router.redact import REDACTED, Redactor
+from router.redaction.redactor import REDACTED, Redactor
 from tests.breakglass_secrets import (
     BASIC_VALUE,
     CORPUS,

@@ -17,7 +17,7 @@ from router.breakglass.pricing import estimate_run
 from router.breakglass.settings import DEFAULT_PRICES, ConfigError, load_settings
 from router.db import connect, query_dicts
 from router.paths import SEEDS_DIR
-from router.redact import REDACTED, Redactor
+from router.redaction.redactor import REDACTED, Redactor
 from tests.breakglass_support import API_KEY, TIERS
 
 SECRETS = {

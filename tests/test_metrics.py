@@ -22,7 +22,7 @@ from router.facade import audit, breaker
 from router.facade.breaker import BreakerPolicy
 from router.metrics import labels
 from router.metrics.collector import RouterCollector
-from router.redact import Redactor
+from router.redaction.redactor import Redactor
 from tests import http_support
 from tests.dashboard_support import make_facade
 from tests.db_rows import rows

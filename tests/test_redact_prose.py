@@ -7,7 +7,7 @@ import json
 import pytest
 
 from router.paths import CONFIGS_DIR, ROLES_DIR, SEEDS_DIR
-from router.redact import REDACTED, Redactor
+from router.redaction.redactor import REDACTED, Redactor
 from tests.docs_support import DOC_FILES
 
 PROSE = "secret in prose"

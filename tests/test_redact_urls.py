@@ -4,7 +4,7 @@ and a URL with no secret parameter, stay readable."""
 
 import pytest
 
-from router.redact import REDACTED, Redactor
+from router.redaction.redactor import REDACTED, Redactor
 
 VALUE = "qz81urlsecret4471"  # lower case and digits: no other layer would take it
 SHAPES = {

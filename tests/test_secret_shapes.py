@@ -1,5 +1,5 @@
-"""The provider token shapes, found in linear time (router/secret_shapes.py) and skipped where
-their literals are absent (router/regex_literals.py), remove exactly what detect-secrets' own
+"""The provider token shapes, found in linear time (router/redaction/secret_shapes.py) and skipped where
+their literals are absent (router/redaction/regex_literals.py), remove exactly what detect-secrets' own
 patterns remove: on texts built from the pieces of every shape (tokens, near misses, runs,
 separators), both give the same text, piece for piece."""
 
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from router.regex_literals import required_literals
-from router.secret_shapes import REWRITES, SPACED_ASSIGN, plugin_shapes, remove_shapes
+from router.redaction.regex_literals import required_literals
+from router.redaction.secret_shapes import REWRITES, SPACED_ASSIGN, plugin_shapes, remove_shapes
 
 PLACEHOLDER = "[R]"
 HEX64 = "0123456789abcdef" * 4

@@ -20,7 +20,7 @@ from router.breakglass.workspace import WorkspacePolicy
 from router.db import query_dicts
 from router.errors import RouterError
 from router.fts import fts_or_query
-from router.redact import Redactor
+from router.redaction.redactor import Redactor
 
 SKIP_DIRS = {
     ".git",

@@ -16,7 +16,7 @@ import httpx
 
 from router.breakglass.pricing import usd_text_to_micro_ceil
 from router.errors import RouterError
-from router.redact import redacted
+from router.redaction.redactor import redacted
 
 BASE_URL_ENV = "OPENROUTER_BASE_URL"
 API_KEY_ENV = "OPENROUTER_API_KEY"

@@ -24,7 +24,7 @@ from router.breakglass.prices import PriceError, read_prices
 from router.breakglass.pricing import Estimate, estimate_run, largest_cap_within, max_price, stale_prices
 from router.breakglass.settings import Settings, usd, usd_to_micro
 from router.hashing import content_hash
-from router.redact import Redactor
+from router.redaction.redactor import Redactor
 from router.tokens import count_tokens
 
 

@@ -34,7 +34,7 @@ from router.breakglass.prepare import Prepared, Request, caps_of, prepare
 from router.breakglass.settings import ProblemType, Settings, usd
 from router.clock import utc_now_iso
 from router.db import connect
-from router.redact import redacted
+from router.redaction.redactor import redacted
 
 STAGES = {"classify": 1, "context": 2, "estimate": 3, "panel": 4, "judge": 5}
 TOTAL_STAGES = 5

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from router.extras import require
-from router.redact import is_dotenv
+from router.redaction.redactor import is_dotenv
 
 CREDENTIAL_FILE = re.compile(
     r"(?ix)^(?:"

@@ -5,7 +5,7 @@ which variable to export (and where the value is now); the value itself is writt
 printed nowhere. `import --keep-secrets` keeps literal values instead (the servers file is
 then written readable by its owner only). What counts as a secret: an env entry or header
 whose name says so (token, key, secret, password, auth, credential), or any value shaped
-like a known credential (what router/redact.py would remove).
+like a known credential (what router/redaction/redactor.py would remove).
 """
 
 import re
@@ -13,7 +13,7 @@ import re
 from router import env_references
 from router.clients import ClientServer
 from router.env_references import ENV_REFERENCE, reference
-from router.redact import SECRET_ENV_NAME, Redactor
+from router.redaction.redactor import SECRET_ENV_NAME, Redactor
 
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
 SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie"}

@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     from router.facade.process_tree import become_subreaper
     from router.facade.server import ServeOptions, clock_with_offset, serve_http, serve_stdio
     from router.facade.servers_reload import ServersSource
-    from router.redacted_logs import prepare_redaction
+    from router.redaction.logs import prepare_redaction
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"

@@ -14,7 +14,7 @@ import apsw
 
 from router.clock import utc_now_and_after, utc_now_iso
 from router.hashing import content_hash
-from router.redact import redacted
+from router.redaction.redactor import redacted
 
 # Outcomes, as stored in audit.outcome.
 STARTED = "started"

@@ -3,7 +3,7 @@ whether it counts against the backend's process (for the per-server breaker)."""
 
 from router.errors import RouterError
 from router.facade import audit
-from router.redact import redacted
+from router.redaction.redactor import redacted
 
 
 class BackendError(RouterError):

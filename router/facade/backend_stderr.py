@@ -2,7 +2,7 @@
 
 Why a backend failed is usually in its own stderr ("not a valid Git repository", a missing
 key, a stack trace), which the router's client may never show. Its last lines, redacted
-(router/redact.py: token shapes, secret-named assignments, and the values of the backend's
+(router/redaction/redactor.py: token shapes, secret-named assignments, and the values of the backend's
 and the router's secret-named environment variables), are added to the error a model reads
 and the audit row keeps. The copy on the router's stderr gets the same redaction: that
 stderr is a log, and a backend that prints its own key or a password must not put it there.
@@ -29,7 +29,7 @@ from typing import BinaryIO
 import anyio
 
 from router.facade.stderr_lines import Budget, Dropped, LineCutter
-from router.redact import Redactor
+from router.redaction.redactor import Redactor
 
 TAIL_LINES = 5
 TAIL_CHARS = 600

@@ -37,7 +37,7 @@ from router.facade.search_page import (
     page_for_query,
     page_tokens,
 )
-from router.redact import redacted
+from router.redaction.redactor import redacted
 from router.tokens import count_tokens
 from router.validation import all_field_errors
 
@@ -50,7 +50,7 @@ class ToolCallError(RouterError):
 
     Its message may quote what a caller or a backend sent (a tool name, an argument, a
     backend's error): it is redacted here, the one place every such error is made, so
-    neither the answer nor the audit row carries a secret (router/redact.py)."""
+    neither the answer nor the audit row carries a secret (router/redaction/redactor.py)."""
 
     def __init__(self, message: str, outcome: str, audit_note: str | None = None) -> None:
         message = redacted(message)

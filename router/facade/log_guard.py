@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from router.redact import Redactor
+from router.redaction.redactor import Redactor
 
 # Lines of one kind let through per window before the rest are dropped (and counted).
 REPEAT_BURST = 20

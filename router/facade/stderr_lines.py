@@ -1,7 +1,7 @@
 """A backend's stderr cut into lines of bounded length, let through at a bounded rate.
 
 Every line a backend writes is redacted before the router's stderr shows it, and redaction
-costs time (router/redact.py: about a microsecond a byte, in a thread that shares the
+costs time (router/redaction/redactor.py: about a microsecond a byte, in a thread that shares the
 interpreter with the event loop). A backend that writes without pause (a debug flood, a dump
 without a newline) must cost the router no more than a small, fixed share of its time and
 must never be slowed itself, so the reader takes everything from the pipe and passes on:

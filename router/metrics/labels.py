@@ -10,7 +10,7 @@ from collections.abc import Collection
 from functools import lru_cache
 
 from router.facade import audit
-from router.redact import Redactor
+from router.redaction.redactor import Redactor
 
 # A value outside the closed set a label takes its values from.
 OTHER = "other"

@@ -59,8 +59,8 @@ REWRITES: dict[str, str] = {
 }
 
 # detect-secrets plugins that find no secret (public IPs), only flag a line (the private-key
-# header: router/redact.py removes blocks whole) or need a file's context (keywords:
-# router/redact.py has its own)
+# header: router/redaction/redactor.py removes blocks whole) or need a file's context (keywords:
+# router/redaction/redactor.py has its own)
 NOT_SECRET_SHAPES = {"IPPublicDetector", "PrivateKeyDetector", "KeywordDetector"}
 
 
@@ -85,7 +85,7 @@ def remove_shapes(
     text: str, placeholder: str, worth_trying: Callable[[re.Pattern], bool]
 ) -> tuple[str, Counter[str]]:
     """`text` without every plugin shape, and how many of each kind were removed. A shape is
-    tried only where `worth_trying` says its pattern may match (router/regex_literals.py);
+    tried only where `worth_trying` says its pattern may match (router/redaction/regex_literals.py);
     the keyword assignments only in the windows around their keywords, those next to each
     other in the plugins' order in one pass (the order is kept: where two shapes overlap,
     the first takes the text, as with the plugins' own patterns)."""

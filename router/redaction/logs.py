@@ -1,11 +1,11 @@
 """The router's log lines, redacted: a warning may quote what a backend wrote (a stray line on
 its stdout, its error, a traceback's message), and the router's stderr is a log that must not
-carry a secret (router/redact.py)."""
+carry a secret (router/redaction/redactor.py)."""
 
 import logging
 import threading
 
-from router.redact import Redactor, redacted
+from router.redaction.redactor import Redactor, redacted
 
 # A traceback is kept from its end (where its message is), at most this long.
 MAX_TRACEBACK_CHARS = 8000

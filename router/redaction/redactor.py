@@ -32,8 +32,8 @@ from functools import lru_cache
 from typing import Any
 
 from router.extras import require
-from router.regex_literals import Literals, required_literals
-from router.secret_shapes import remove_shapes
+from router.redaction.regex_literals import Literals, required_literals
+from router.redaction.secret_shapes import remove_shapes
 
 REDACTED = "[REDACTED]"
 
@@ -370,9 +370,9 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """`text` without the secrets it holds, in time linear in its length (each pattern
-        looks at each character a bounded number of times: router/secret_shapes.py)."""
+        looks at each character a bounded number of times: router/redaction/secret_shapes.py)."""
         text = self._values(text, self._env_values, "environment secret")
-        # A pattern none of whose literals the text holds is not run (router/regex_literals.py);
+        # A pattern none of whose literals the text holds is not run (router/redaction/regex_literals.py);
         # a replacement only removes text and adds the placeholder, which holds none of them.
         folded = text.casefold()
 
