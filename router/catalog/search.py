@@ -72,15 +72,10 @@ EXAMPLE_COSINE_FACTOR = 0.85
 # smaller difference is no evidence, and two tools that differ only by it tie (by name).
 COSINE_DECIMALS = 2
 
-# BM25 column weights, in tools_fts column order. A word of the tool's name is the strongest
-# lexical evidence (names are short and chosen with care); the description is the baseline;
-# argument text is long and shared by many tools (path, id, limit), so it counts half; trigger
-# and boost words count like description words here, and their exact-phrase matches add the
-# separate trigger and boost parts. Tuned on the development sets only (bench/quality.py).
-# Example requests (how people ask for the tool) are written in the words of a request, so a
-# word they share with the query is evidence like a description word (a half or no weight
-# lost on the page_dev requests, bench/page_quality.py); their meaning counts through their
-# own vectors (router/catalog/semantic_index.py).
+# BM25 column weights, in tools_fts column order. A name word is the strongest lexical
+# evidence; argument text is long and shared (path, id, limit), so it counts half; trigger,
+# boost and example words count like description words (their phrases and vectors add their
+# own parts). Chosen on the development sets only (docs/search.md, bench/quality.py).
 NAME_WORDS_WEIGHT = 3.0
 DESCRIPTION_WEIGHT = 1.0
 ARG_TEXT_WEIGHT = 0.5
