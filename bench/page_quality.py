@@ -1,8 +1,8 @@
 """The page an agent acts on: is its first tool the right one, and is it empty when nothing
 callable does the job?
 
-Requests (bench/queries/page_dev.jsonl for development, page_heldout.jsonl held out: reported,
-never tuned on; `--dev` leaves the held-out set unread) are everyday requests, each line
+Requests (bench/queries/page_dev.jsonl for development; page_heldout.jsonl and page_final.jsonl
+held out: reported, never tuned on; `--dev` leaves them unread) are everyday requests, each line
 {"id", "query", "relevant": [tools, best first; [] when nothing in the catalog does it],
 "avoid": [tools that are a harmful first pick]}. Each is searched on the seeded catalog with
 the default install's availability (the core servers callable, every other one not) through
@@ -54,6 +54,8 @@ from router.paths import SEEDS_DIR, SHIPPED_SERVERS_FILE
 
 PAGE_DEV = QUERIES_DIR / "page_dev.jsonl"
 PAGE_HELDOUT = QUERIES_DIR / "page_heldout.jsonl"
+# written blind to the examples and the other sets, run once for the final figure (PAGE_FINAL.md)
+PAGE_FINAL = QUERIES_DIR / "page_final.jsonl"
 # The servers a default install can call (issue 36: time, git, fetch, filesystem, memory).
 CORE_SERVERS = frozenset({"time", "git", "fetch", "filesystem", "memory"})
 GENERIC_REASON = "not installed in the default install"
@@ -302,6 +304,7 @@ def run(options: Options) -> Section:
     sets = {"page_dev": PAGE_DEV}
     if not options.development_only:
         sets["page_heldout"] = PAGE_HELDOUT
+        sets["page_final"] = PAGE_FINAL
     sets = {name: path for name, path in sets.items() if path.is_file()}
     with tempfile.TemporaryDirectory(prefix="page-quality-") as tmp:
         scratch = Path(tmp)
