@@ -8,10 +8,10 @@ import json
 import os
 import sys
 
-import apsw
 import pytest
 
 from router.facade.jsonrpc_lines import LineClient
+from tests.db_rows import every_stored_text
 from tests.facade_support import add_backend
 from tests.servers import noisy
 
@@ -36,19 +36,6 @@ SECRETS = {
 CALLER_TOKEN = "ghp_" + "Q7w2" * 9
 CALLER_URL_PASSWORD = "Hunter2Caller"
 CALLER_NAMES = [CALLER_TOKEN, f"https://admin:{CALLER_URL_PASSWORD}@tools.example.com/x"]
-
-
-def every_stored_text(db_path) -> str:
-    conn = apsw.Connection(str(db_path))
-    tables = [
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
-    ]
-    text = "\n".join(str(row) for table in tables for row in conn.execute(f"SELECT * FROM {table}"))
-    conn.close()
-    return text
 
 
 def test_a_backends_error_and_a_callers_tool_names_are_redacted_everywhere_the_router_repeats_them(

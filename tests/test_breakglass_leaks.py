@@ -6,7 +6,6 @@ the server's log."""
 
 import json
 
-import apsw
 import pytest
 
 from router.breakglass.settings import DEFAULT_PRICES
@@ -19,6 +18,7 @@ from tests.breakglass_support import (
     server_params,
     write_config,
 )
+from tests.db_rows import every_stored_text
 from tests.openrouter_stub import OpenRouterStub
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -33,19 +33,6 @@ PROBLEM = (
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-def every_stored_text(db_path) -> str:
-    conn = apsw.Connection(str(db_path))
-    tables = [
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
-    ]
-    text = "\n".join(str(row) for table in tables for row in conn.execute(f"SELECT * FROM {table}"))
-    conn.close()
-    return text
 
 
 async def test_no_planted_secret_reaches_a_request_a_row_or_a_log(tmp_path):
