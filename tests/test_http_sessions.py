@@ -101,6 +101,10 @@ def test_one_process_opening_sessions_without_end_leaves_memory_flat_and_new_cli
         port,
     ):
         url = f"http://127.0.0.1:{port}/mcp"
+        # a first search loads what search needs once (the model, the indexes: tens of MB the
+        # warm-up would load meanwhile), so what follows measures the sessions alone
+        with RawHttpSession(url, name="first") as first:
+            assert "content" in first.search("what time is it")
         http = httpx2.Client(timeout=30)
         body = {
             "jsonrpc": "2.0",
