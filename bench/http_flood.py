@@ -47,6 +47,7 @@ command = "mcp-server-time"
 args = ["--local-timezone", "UTC"]
 """
 POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PROTOCOL_VERSION = "2025-11-25"
 
 
 def free_port() -> int:
@@ -100,27 +101,28 @@ def router_with_open_file_limit(
             process.wait()
 
 
+def initialize_request(name: str) -> dict:
+    """The initialize request a client named `name` opens an MCP session with."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": name, "version": "0"},
+        },
+    }
+
+
 def mcp_session(url: str, timeout_s: float) -> tuple[httpx2.Client, dict[str, str]]:
     """A new MCP session: an HTTP client and the headers its requests carry."""
     client = httpx2.Client(timeout=timeout_s)
-    opened = client.post(
-        url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "flood-probe", "version": "0"},
-            },
-        },
-        headers=POST_HEADERS,
-    )
+    opened = client.post(url, json=initialize_request("flood-probe"), headers=POST_HEADERS)
     opened.raise_for_status()
     headers = POST_HEADERS | {
         "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": "2025-11-25",
+        "mcp-protocol-version": PROTOCOL_VERSION,
     }
     client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
     return client, headers

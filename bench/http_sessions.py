@@ -22,6 +22,7 @@ import httpx2
 from bench.http_flood import (
     MINIMAL_SERVERS,
     POST_HEADERS,
+    initialize_request,
     mcp_session,
     router_with_open_file_limit,
     search,
@@ -50,19 +51,6 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-def initialize(name: str) -> dict:
-    return {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": name, "version": "0"},
-        },
-    }
-
-
 def run_once(label: str, http_settings: str, sessions: int, one_name: bool, scratch: Path) -> SessionsRun:
     run_dir = scratch / label.replace(" ", "-")
     run_dir.mkdir()
@@ -77,7 +65,7 @@ def run_once(label: str, http_settings: str, sessions: int, one_name: bool, scra
         started = time.monotonic()
         with httpx2.Client(timeout=60) as http:
             for index in range(1, sessions + 1):
-                body = initialize("leaky" if one_name else f"leaky-{index}")
+                body = initialize_request("leaky" if one_name else f"leaky-{index}")
                 status = http.post(url, json=body, headers=POST_HEADERS).status_code
                 statuses[status] = statuses.get(status, 0) + 1
                 if index % SAMPLE_EVERY == 0 or index in (100, sessions):

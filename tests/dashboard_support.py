@@ -19,10 +19,7 @@ from tests.facade_support import (
     CONTEXT_ROUTER,
     Facade,
     json_of,
-    load_test_catalog,
-    make_workspace,
     text_of,
-    write_servers_toml,
 )
 from tests.http_support import free_port, wait_for_port
 from tests.openrouter_stub import OpenRouterStub
@@ -93,20 +90,6 @@ def running_dashboard(db: Path, log_dir: Path, *extra: str):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=15)
-
-
-def make_facade(root: Path, harvested_catalog: Path) -> Facade:
-    """The facade tests' set-up (real backends, harvested catalog) in `root`."""
-    state_dir = root / "state"
-    state_dir.mkdir(parents=True)
-    db = root / "router.db"
-    load_test_catalog(db, harvested_catalog)
-    return Facade(
-        db=db,
-        servers_file=write_servers_toml(root / "servers.toml", state_dir=state_dir),
-        workspace=make_workspace(root / "workspace"),
-        state_dir=state_dir,
-    )
 
 
 @dataclass

@@ -273,18 +273,23 @@ class Facade:
         write_servers_toml(self.servers_file, state_dir=self.state_dir, **kwargs)
 
 
-@pytest.fixture
-def facade(tmp_path, harvested_catalog) -> Facade:
-    state_dir = tmp_path / "state"
-    state_dir.mkdir()
-    db = tmp_path / "router.db"
+def make_facade(root: Path, harvested_catalog: Path) -> Facade:
+    """The facade tests' set-up (real backends, harvested catalog) in `root`."""
+    state_dir = root / "state"
+    state_dir.mkdir(parents=True)
+    db = root / "router.db"
     load_test_catalog(db, harvested_catalog)
     return Facade(
         db=db,
-        servers_file=write_servers_toml(tmp_path / "servers.toml", state_dir=state_dir),
-        workspace=make_workspace(tmp_path / "workspace"),
+        servers_file=write_servers_toml(root / "servers.toml", state_dir=state_dir),
+        workspace=make_workspace(root / "workspace"),
         state_dir=state_dir,
     )
+
+
+@pytest.fixture
+def facade(tmp_path, harvested_catalog) -> Facade:
+    return make_facade(tmp_path, harvested_catalog)
 
 
 @pytest.fixture

@@ -76,6 +76,20 @@ def serving_http(
         process.wait(timeout=15)
 
 
+def initialize_request(name: str) -> dict:
+    """The initialize request a client named `name` opens an MCP session with."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": name, "version": "0"},
+        },
+    }
+
+
 def answers_in(response: httpx2.Response) -> list[dict]:
     """The JSON-RPC messages in a response: its JSON body, or each SSE `data:` line."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
@@ -90,19 +104,7 @@ class RawHttpSession:
         self.url = url
         self.http = httpx2.Client(timeout=timeout_s)
         self._next_id = 0
-        opened = self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": PROTOCOL_VERSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": name, "version": "0"},
-                },
-            },
-            in_session=False,
-        )
+        opened = self.post(initialize_request(name), in_session=False)
         assert opened.status_code == 200, (opened.status_code, opened.text)
         self.session_id = opened.headers["mcp-session-id"]
         assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202

@@ -12,8 +12,9 @@ import pytest
 
 from router.dashboard.app import DASHBOARD_PATH, DATABASE_NAME, load_metadata
 from router.db import query_dicts
-from tests.dashboard_support import Filled, chromium, fill_through_mcp, make_facade, running_dashboard
+from tests.dashboard_support import Filled, chromium, fill_through_mcp, running_dashboard
 from tests.db_rows import rows
+from tests.facade_support import make_facade
 
 pytestmark = [pytest.mark.slow]
 

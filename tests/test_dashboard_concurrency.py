@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from router.dashboard.app import DASHBOARD_PATH, DATABASE_NAME, load_metadata
-from tests.dashboard_support import make_facade, running_dashboard
+from tests.dashboard_support import running_dashboard
 from tests.db_rows import rows
-from tests.facade_support import text_of
+from tests.facade_support import make_facade, text_of
 
 pytestmark = [pytest.mark.slow]
 

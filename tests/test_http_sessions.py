@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from bench.http_flood import MINIMAL_SERVERS, router_with_open_file_limit, seeded_db
-from tests.http_support import PROTOCOL_VERSION, RawHttpSession
+from tests.http_support import POST_HEADERS, PROTOCOL_VERSION, RawHttpSession, initialize_request
 
 pytestmark = pytest.mark.slow
 
@@ -106,20 +106,10 @@ def test_one_process_opening_sessions_without_end_leaves_memory_flat_and_new_cli
         with RawHttpSession(url, name="first") as first:
             assert "content" in first.search("what time is it")
         http = httpx2.Client(timeout=30)
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "leaky", "version": "0"},
-            },
-        }
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        body = initialize_request("leaky")
         statuses: dict[int, int] = {}
         for opened in range(OPENED):
-            status = http.post(url, json=body, headers=headers).status_code
+            status = http.post(url, json=body, headers=POST_HEADERS).status_code
             statuses[status] = statuses.get(status, 0) + 1
             if opened == 2 * BOUND:
                 rss_at_bound = rss_kib(process.pid)

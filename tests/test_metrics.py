@@ -24,9 +24,8 @@ from router.metrics import labels
 from router.metrics.collector import RouterCollector
 from router.redaction.redactor import Redactor
 from tests import http_support
-from tests.dashboard_support import make_facade
 from tests.db_rows import rows
-from tests.facade_support import text_of, write_catalog_file
+from tests.facade_support import make_facade, text_of, write_catalog_file
 
 # a server whose name is a GitHub token's shape: the redactor must keep it out of every label
 SECRET_SERVER = "ghp_" + "Zq3Rt7Yp1Lk9Wm2Xc5Vb8Nh4Jd6Fs0Ga1Ue3"
