@@ -55,9 +55,13 @@ def test_the_seeds_examples_load_index_and_embed_once(conn):
     summary = load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     examples = conn.execute("SELECT examples FROM tools WHERE name = 'git_add'").fetchone()[0]
     assert "stage everything I changed" in examples.split("\n")
-    distinct = {text for _, text in example_vectors.tool_examples(conn)}
-    assert summary.examples_embedded == embedded_examples(conn) == len(distinct) > 500
-    assert f"{len(distinct)} examples embedded" in summary.one_line()
+    distinct = {text for _, text, _ in example_vectors.embedded_examples(conn)}
+    written = {text for _, text in example_vectors.tool_examples(conn)}
+    # each example, and its reading without payload where that differs
+    assert written < distinct and len(written) > 500
+    assert "pull up the memory entries for and" in distinct - written
+    assert summary.examples_embedded == embedded_examples(conn) == len(distinct)
+    assert f"{len(distinct)} example vectors embedded" in summary.one_line()
     # an example's words are in their own column: found there, and only there
     found = conn.execute(
         "SELECT t.name FROM tools_fts f JOIN tools t ON t.id = f.rowid WHERE tools_fts MATCH ?",
@@ -73,7 +77,7 @@ def test_the_seeds_examples_load_index_and_embed_once(conn):
 
 def test_a_reload_that_changes_only_an_example_is_a_change_and_embeds_that_one(conn, tmp_path):
     tools = [
-        tool("kv_put", "Store a value under a key.", ["save this setting for later", "keep my API token"]),
+        tool("kv_put", "Store a value under a key.", ["save this setting for later", "keep my token"]),
         tool("kv_get", "Read the value stored under a key.", ["what did I save as my token"]),
     ]
     catalog = write_jsonl(tmp_path / "kv.jsonl", tools)

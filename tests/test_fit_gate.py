@@ -13,6 +13,7 @@ import pytest
 from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import (
     ADAPTIVE_CUT,
+    DEFAULT,
     MIN_COSINE,
     MIN_COSINE_TO_CHANGE,
     MIN_COSINE_TO_CHANGE_AS_ASKED,
@@ -20,6 +21,7 @@ from router.catalog.fit_gate import (
     MIN_COVERAGE,
     MIN_COVERAGE_WITHOUT_MODEL,
     STRONG_EXAMPLE_COSINE,
+    UNCALLABLE_COSINE_MARGIN,
     fits_alone,
     fitting,
 )
@@ -35,6 +37,8 @@ pytestmark = pytest.mark.anyio
 
 UNCALLABLE_ONLY = {
     "decompile the main function of this binary": "ghidra",
+    # a callable tool reads the page, but the asked job is another's
+    "take a full-page screenshot of https://example.com": "crawl4ai",
     "take a screenshot of the phone": "adb",
     "run my godot game project": "godot",
     "search the web for the latest python release": "searxng",
@@ -272,3 +276,25 @@ def test_a_change_no_tool_names_keeps_only_strong_signs_and_tools_of_unknown_beh
         SearchHit(h.name, "core", "", 10.0, evidence=replace(h.evidence, unnamed_change=False)) for h in hits
     ]
     assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "triggered"]
+
+
+def test_a_callable_hit_well_below_a_better_ranked_uncallable_one_s_cosine_is_dropped():
+    def hit(
+        name: str, score: float, cosine: float, available: bool = True, semantic: bool = True
+    ) -> SearchHit:
+        return SearchHit(
+            name, "core", "", score, available, evidence=evidence(cosine=cosine, semantic=semantic)
+        )
+
+    top = hit("elsewhere", 10.0, 0.7, available=False)
+    near = hit("near", 9.0, 0.7 - UNCALLABLE_COSINE_MARGIN + 0.01)
+    below = hit("below", 9.0, 0.7 - UNCALLABLE_COSINE_MARGIN - 0.01)
+    assert [h.name for h in fitting("a request", [top, near, below])] == ["elsewhere", "near"]
+    # a callable best hit, or cosines nobody measured, leave the callable hits be
+    assert [h.name for h in fitting("a request", [replace(top, available=True), near, below])] == [
+        "elsewhere",
+        "near",
+        "below",
+    ]
+    words_only = [hit(h.name, h.score, 0.0, h.available, semantic=False) for h in (top, near, below)]
+    assert len(fitting("a request", words_only, replace(DEFAULT, min_coverage_without_model=0.0))) == 3

@@ -1,7 +1,8 @@
 """The vectors of the tools' example requests (tools.examples): written by a catalog load,
 read by search.
 
-An example is embedded on its own (one vector per example, example_embeddings in schema.sql),
+An example is embedded on its own (one vector per example, and one for its reading without
+payload where that differs: router/catalog/request_payload.py; example_embeddings in schema.sql),
 keyed by the hash of its text and the model: a load embeds only the texts no vector exists
 for, so a reload that changes one example embeds that one, and drops the vectors no tool's
 example has any more. Search reads them beside the tools' own vectors and gives each tool its
@@ -16,6 +17,7 @@ import apsw
 import numpy as np
 
 from router.catalog.model_vectors import EmbeddingModel, dequantized, quantize
+from router.catalog.request_payload import without_payload
 from router.clock import utc_now_iso
 from router.hashing import content_hash
 
@@ -40,7 +42,8 @@ VECTORS_SQL = "SELECT example_hash, scale, vector FROM example_embeddings WHERE 
 
 
 def example_hash(text: str) -> str:
-    """The key of an example's vector: the b3: hash of its text (as tools.examples holds it)."""
+    """The key of an example's vector: the b3: hash of its text (as tools.examples holds it,
+    or its reading without payload)."""
     return content_hash(text)
 
 
@@ -54,10 +57,23 @@ def tool_examples(conn: apsw.Connection) -> list[tuple[int, str]]:
     ]
 
 
+def embedded_examples(conn: apsw.Connection) -> list[tuple[int, str, bool]]:
+    """(tool id, text, written) for every text embedded for the tools' examples: each example
+    as written, and after it its reading without payload where that differs
+    (router/catalog/request_payload.py), a vector of its own."""
+    texts = []
+    for tool_id, example in tool_examples(conn):
+        texts.append((tool_id, example, True))
+        reading = without_payload(example)
+        if reading and reading != example:
+            texts.append((tool_id, reading, False))
+    return texts
+
+
 def embed_examples(conn: apsw.Connection, model: EmbeddingModel | None) -> tuple[int, int]:
     """Embed every example `model` has no vector for and drop the vectors no example uses
     (all of them when model is None); (embedded, dropped). Inside the load's transaction."""
-    texts = {example_hash(text): text for _, text in tool_examples(conn)}
+    texts = {example_hash(text): text for _, text, _ in embedded_examples(conn)}
     identity = None if model is None else model.identity
     hashes = [] if model is None else sorted(texts)
     dim = None if model is None else model.dim
@@ -87,6 +103,7 @@ class ExampleRows:
 
     owners: np.ndarray  # tool id per row
     matrix: np.ndarray  # (rows, dim) float32, L2-normalised
+    written: np.ndarray  # per row: an example as written (False: its reading without payload)
 
 
 def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> ExampleRows:
@@ -95,13 +112,14 @@ def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> Exampl
         str(h): (float(scale), bytes(vector))
         for h, scale, vector in conn.execute(VECTORS_SQL, {"model": model_identity, "dim": dim})
     }
-    owners, scales, blobs = [], [], []
-    for tool_id, text in tool_examples(conn):
+    owners, scales, blobs, written = [], [], [], []
+    for tool_id, text, as_written in embedded_examples(conn):
         found = vectors.get(example_hash(text))
         if found is not None:
             owners.append(tool_id)
             scales.append(found[0])
             blobs.append(found[1])
+            written.append(as_written)
     if not owners:
-        return ExampleRows(np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
-    return ExampleRows(np.array(owners, np.int64), dequantized(scales, blobs))
+        return ExampleRows(np.zeros(0, np.int64), np.zeros((0, dim), np.float32), np.zeros(0, bool))
+    return ExampleRows(np.array(owners, np.int64), dequantized(scales, blobs), np.array(written, bool))

@@ -23,6 +23,10 @@ gate keeps a hit only when all of these hold:
    tool pushes) asks for something no tool does: a tool whose behaviour is known (it changes
    things, or only reads) fits it only on a strong sign. Tools nobody has said either of are
    judged as before: a catalog without annotations describes its actions in its own words.
+5. When the request's best hit cannot be called here, a callable hit must come within
+   UNCALLABLE_COSINE_MARGIN of its cosine: the uncallable tool then does the asked job and the
+   callable one is a near miss ("a full-page screenshot of this URL" is not fetching it, and
+   "the news today" not the time).
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -59,6 +63,9 @@ STRONG_EXAMPLE_COSINE = 0.8
 # tabs" shares its verb with the memory tool's examples and nothing else, the payload pulling
 # its cosine down to a read-only tool's looser floor.
 MIN_COSINE_TO_CHANGE_AS_ASKED = 0.25
+# 5. A callable tool within this of a better-ranked uncallable one's cosine may still do the
+# job (two readers of one page); one further below is the near miss the page must not offer.
+UNCALLABLE_COSINE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class Thresholds:
     min_cosine_to_change: float = MIN_COSINE_TO_CHANGE
     strong_example_cosine: float = STRONG_EXAMPLE_COSINE
     min_cosine_to_change_as_asked: float = MIN_COSINE_TO_CHANGE_AS_ASKED
+    uncallable_cosine_margin: float = UNCALLABLE_COSINE_MARGIN
 
 
 DEFAULT = Thresholds()
@@ -114,14 +122,25 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
     reads_only = asks_only_to_read(query)
     # the same for every hit: the request asks for a change no tool of the catalog names
     unnamed_change = any(hit.evidence is not None and hit.evidence.unnamed_change for hit in hits)
+    outdone = outdone_below(hits, thresholds)
     return [
         hit
         for hit in hits
         if hit.evidence is not None
         and hit.score >= thresholds.adaptive_cut * best
+        and (not hit.available or hit.evidence.cosine > outdone)
         and fits_alone(hit.evidence, reads_only, thresholds)
         and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
     ]
+
+
+def outdone_below(hits: Sequence[SearchHit], thresholds: Thresholds = DEFAULT) -> float:
+    """Rule 5 of the module's doc: the cosine a callable hit must pass when the request's best
+    hit cannot be called here (-1: any, when it can or when no cosine was measured)."""
+    top = max(hits, key=lambda hit: hit.score)
+    if top.available or top.evidence is None or not top.evidence.semantic:
+        return -1.0
+    return top.evidence.cosine - thresholds.uncallable_cosine_margin
 
 
 def known_behaviour(evidence: Evidence) -> bool:

@@ -99,7 +99,8 @@ class LoadSummary:
     notes: tuple[str, ...] = ()
     # tool definitions the semantic model embedded in this load (0 when none was new)
     embedded: int = 0
-    # example requests it embedded (router/catalog/example_vectors.py)
+    # vectors it embedded for example requests: each example, and its reading without payload
+    # where that differs (router/catalog/example_vectors.py)
     examples_embedded: int = 0
 
     @property
@@ -112,7 +113,11 @@ class LoadSummary:
             f"catalog: {counted(self.total, 'tool')} ({parts}); "
             f"{self.added} added, {self.changed} changed, {self.removed} removed"
             + (f"; {self.embedded} embedded" if self.embedded else "")
-            + (f"; {counted(self.examples_embedded, 'example')} embedded" if self.examples_embedded else "")
+            + (
+                f"; {counted(self.examples_embedded, 'example vector')} embedded"
+                if self.examples_embedded
+                else ""
+            )
         )
 
     def report(self) -> str:

@@ -32,6 +32,7 @@ from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
+from router.catalog.request_payload import without_payload
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
 from router.errors import QueryError
@@ -276,7 +277,11 @@ def _semantic_candidates(
     weight = getattr(model, "semantic_weight", SEMANTIC_WEIGHT)
     min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
-    examples = index.example_cosines(vector)
+    # the query is matched with the examples as written and, read without its payload, with
+    # the examples read so too (router/catalog/request_payload.py)
+    reading = without_payload(query)
+    readings = [model.encode([reading])[0]] if reading and reading != query else []
+    examples = index.example_cosines(vector, *readings)
     neighbours = index.nearest(
         vector,
         limit + SEMANTIC_MARGIN,

@@ -119,29 +119,34 @@ class SemanticIndex:
         """The examples' vectors of the tools in the index, a run per tool."""
         found = example_vectors.example_rows(self._conn, model.identity, model.dim)
         inside = np.array([int(owner) in self._row_of for owner in found.owners], bool)
-        owners, self._examples = found.owners[inside], found.matrix[inside]
+        owners, self._examples, written = found.owners[inside], found.matrix[inside], found.written[inside]
         self._example_starts = (
             np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
         )
         tools = owners[self._example_starts].tolist() if len(owners) else []
         self._example_rows = np.array([self._row_of[tool_id] for tool_id in tools], np.intp)
         self._example_at = {tool_id: at for at, tool_id in enumerate(tools)}
-        if len(owners):  # each tool's examples' mean, L2-normalised
-            sums = np.add.reduceat(self._examples, self._example_starts, axis=0)
+        if len(owners):  # each tool's written examples' mean (its typical request), L2-normalised
+            sums = np.add.reduceat(self._examples * written[:, None], self._example_starts, axis=0)
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
             self._example_means = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         else:
             self._example_means = np.zeros((0, model.dim), np.float32)
 
-    def example_cosines(self, query: np.ndarray) -> ExampleCosines:
+    def example_cosines(self, query: np.ndarray, *readings: np.ndarray) -> ExampleCosines:
         """How each tool's examples match the query (EXAMPLE_CENTROID_SHARE), for the tools
-        with examples."""
+        with examples: the better of the query's and its other readings' match (its reading
+        without payload, router/catalog/request_payload.py)."""
         if not len(self._examples):
             return NO_EXAMPLES
-        query = np.asarray(query, np.float32)
-        best = np.maximum.reduceat(self._examples @ query, self._example_starts)
-        match = (1 - EXAMPLE_CENTROID_SHARE) * best + EXAMPLE_CENTROID_SHARE * (self._example_means @ query)
+        match = self._example_match(np.asarray(query, np.float32))
+        for reading in readings:
+            match = np.maximum(match, self._example_match(np.asarray(reading, np.float32)))
         return ExampleCosines(self._example_rows, match, match.tolist(), self._example_at)
+
+    def _example_match(self, query: np.ndarray) -> np.ndarray:
+        best = np.maximum.reduceat(self._examples @ query, self._example_starts)
+        return (1 - EXAMPLE_CENTROID_SHARE) * best + EXAMPLE_CENTROID_SHARE * (self._example_means @ query)
 
     def _grouping(self, model: EmbeddingModel, groups: list) -> vector_clusters.Clusters:
         """The grouping the last load stored; computed here only for a file no load has

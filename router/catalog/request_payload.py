@@ -1,0 +1,67 @@
+"""A request with its payload replaced by what kind of thing it is, for matching it against
+the tools' example requests (router/catalog/example_vectors.py, semantic_index.py).
+
+The static model's vector of a sentence is close to the mean of its words' vectors, so the
+names, paths and links a request carries weigh as much as what it asks: "pull up the entries
+for Priya and Sam" and the example "pull up the memory entries for Alice and Bob" share their
+ask and little else. Both sides are read without their payload, each piece of it replaced by
+the word for its kind (a link is a web page, `logs/app.txt` a file, `build/` a folder, a
+picture's name an image file) or dropped when its kind says nothing (a name, an identifier).
+The tools' own vectors keep the whole text: only examples are written in a user's words.
+"""
+
+import re
+
+# A longer request is a paste, not a sentence: it is read as written.
+MAX_READ_CHARS = 4_096
+
+# Each kind of payload, in the order they are replaced (a link holds a path, a path a dot).
+# Each pattern starts only where a run of its characters starts and takes the run whole
+# (possessive), so a long run of them is read once, not once per character.
+LINK = re.compile(r"\b(?:https?|wss?|ftp)://\S+", re.IGNORECASE)
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+")
+# quoted text of at most a line (an unclosed quote is left as written)
+QUOTED = re.compile(r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|“[^”\n]{1,200}”|‘[^’\n]{1,200}’")
+# a memory address, or a commit id (hex with a digit and a letter, as git abbreviates them)
+ADDRESS = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
+# a path with a slash (`src/app.py`, `build/`, `~/notes`) or a file name with an extension
+PATH = re.compile(
+    r"(?<![\w/.@~-])(?:~|\.{1,2})?/?(?:[\w.@-]++/)+[\w.@-]*"
+    r"|(?<![\w/.@-])[\w@-]++\.[A-Za-z][A-Za-z0-9]{0,4}\b(?![\w/])"
+)
+# a name made for a machine: parse_config, v0.3.0, release-2.1 (not a number or a time: 3pm)
+IDENTIFIER = re.compile(r"(?<![\w.-])(?:[^\W_]*+_[\w.-]*|[A-Za-z][A-Za-z-]*+[-.]?\d[\w.-]*)")
+# capitalised words after a sentence's first: people, places, products (not "I", "I'm")
+NAME = re.compile(r"(?<=[^.!?\s]\s)(?!I\b)[A-Z][\w']*+(?:\s+(?!I\b)[A-Z][\w']*+)*")
+PATTERNS = (LINK, EMAIL, QUOTED, ADDRESS, PATH, IDENTIFIER, NAME)
+
+IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "tiff"})
+AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "ogg", "flac", "m4a", "aac"})
+
+
+def _path_kind(match: re.Match[str]) -> str:
+    path = match.group(0)
+    if path.endswith("/"):
+        return " folder "
+    extension = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if extension in IMAGE_EXTENSIONS:
+        return " image file "
+    if extension in AUDIO_EXTENSIONS:
+        return " audio file "
+    if extension == "pdf":
+        return " pdf file "
+    return " file "
+
+
+def without_payload(text: str) -> str:
+    """`text` with its links, addresses, paths, quotes and names replaced by their kind."""
+    if len(text) > MAX_READ_CHARS:
+        return text
+    text = LINK.sub(" web page ", text)
+    text = EMAIL.sub(" email address ", text)
+    text = QUOTED.sub(" text ", text)
+    text = ADDRESS.sub(" address ", text)
+    text = PATH.sub(_path_kind, text)
+    text = IDENTIFIER.sub(" ", text)
+    text = NAME.sub(" ", text)
+    return " ".join(text.split())

@@ -1,0 +1,76 @@
+"""A request read without its payload (router/catalog/request_payload.py): each kind of payload
+becomes the word for its kind or goes, the ask stays; and on the seeded catalog a request
+whose names and paths differ from every example's finds the tool its ask matches."""
+
+import pytest
+
+from router.catalog.request_payload import MAX_READ_CHARS, PATTERNS, without_payload
+from router.catalog.search import search
+
+
+@pytest.mark.parametrize(
+    "request_text, reading",
+    [
+        ("pull up the entries for Priya and Sam", "pull up the entries for and"),
+        ("grab https://example.com/docs?page=2 as markdown", "grab web page as markdown"),
+        ("delete tmp/old_dump.sql, we don't need it", "delete file , we don't need it"),
+        ("is build/ empty?", "is folder empty?"),
+        ("look at shots/error.PNG", "look at image file"),
+        ("play intro.mp3", "play audio file"),
+        ("save it as invoice.pdf", "save it as pdf file"),
+        ("what changed in commit 4e1f0c2?", "what changed in commit address ?"),
+        ("rename the function at 0x140001a80", "rename the function at address"),
+        ("commit with the message 'fix the pager'", "commit with the message text"),
+        ("call it parse_config", "call it"),
+        ("show pyproject.toml at tag v0.3.0", "show file at tag"),
+        ("mail bob@example.org the log", "mail email address the log"),
+        # numbers and times are the ask's own words; the first word is never taken for a name
+        ("if it's 3pm in London, what time is it at 09:30 UTC", "if it's 3pm in , what time is it at 09:30"),
+        ("Show the last 10 commits", "Show the last 10 commits"),
+        ("what did I change since I'm back", "what did I change since I'm back"),
+        ("", ""),
+    ],
+)
+def test_the_payload_is_replaced_by_its_kind(request_text, reading):
+    assert without_payload(request_text) == reading
+
+
+def test_no_pattern_reads_a_long_run_once_per_character():
+    # runs that made the first patterns backtrack over the rest of the text at every character
+    # (seconds at this length); read once, each takes milliseconds
+    import time
+
+    runs = ["x." * 20_000, "a-" * 20_000, "a.a+" * 10_000, "a/" * 20_000, "'" * 40_000, "A " * 40_000]
+    for pattern in PATTERNS:
+        for text in runs:
+            started = time.perf_counter()
+            pattern.sub(" ", text)
+            assert time.perf_counter() - started < 0.5, (pattern.pattern, text[:8])
+
+
+def test_a_paste_longer_than_a_request_is_read_as_written():
+    paste = "see tmp/app.log " * (MAX_READ_CHARS // 16 + 1)
+    assert without_payload(paste) == paste
+    assert without_payload(paste[:MAX_READ_CHARS]) != paste[:MAX_READ_CHARS]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    from router.catalog.load import load_catalog
+    from router.db import connect
+    from router.paths import SEEDS_DIR
+
+    conn = connect(tmp_path_factory.mktemp("payload") / "seeded.db")
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    yield conn
+    conn.close()
+
+
+def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, monkeypatch):
+    query = "pull up the entries for Priya and Sam"
+    read = {hit.name: hit.evidence.example_cosine for hit in search(seeded, query, evidence=True)}
+    # the request read as written only: its names weigh as much as its ask
+    monkeypatch.setattr("router.catalog.search.without_payload", lambda text: text)
+    written = {hit.name: hit.evidence.example_cosine for hit in search(seeded, query, evidence=True)}
+    assert read["open_nodes"] >= written["open_nodes"] + 0.2
+    assert read["open_nodes"] == max(read.values())
