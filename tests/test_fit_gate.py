@@ -13,7 +13,6 @@ import pytest
 from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import (
     ADAPTIVE_CUT,
-    DEFAULT,
     MIN_COSINE,
     MIN_COSINE_TO_CHANGE,
     MIN_COSINE_TO_CHANGE_AS_ASKED,
@@ -278,13 +277,9 @@ def test_a_change_no_tool_names_keeps_only_strong_signs_and_tools_of_unknown_beh
     assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "triggered"]
 
 
-def test_a_callable_hit_well_below_a_better_ranked_uncallable_one_s_cosine_is_dropped():
-    def hit(
-        name: str, score: float, cosine: float, available: bool = True, semantic: bool = True
-    ) -> SearchHit:
-        return SearchHit(
-            name, "core", "", score, available, evidence=evidence(cosine=cosine, semantic=semantic)
-        )
+def test_a_callable_hit_well_below_a_better_ranked_uncallable_one_s_match_is_dropped():
+    def hit(name: str, score: float, cosine: float, available: bool = True, **given) -> SearchHit:
+        return SearchHit(name, "core", "", score, available, evidence=evidence(cosine=cosine, **given))
 
     top = hit("elsewhere", 10.0, 0.7, available=False)
     near = hit("near", 9.0, 0.7 - UNCALLABLE_COSINE_MARGIN + 0.01)
@@ -296,5 +291,17 @@ def test_a_callable_hit_well_below_a_better_ranked_uncallable_one_s_cosine_is_dr
         "near",
         "below",
     ]
-    words_only = [hit(h.name, h.score, 0.0, h.available, semantic=False) for h in (top, near, below)]
-    assert len(fitting("a request", words_only, replace(DEFAULT, min_coverage_without_model=0.0))) == 3
+    words_only = [
+        hit(h.name, h.score, 0.0, h.available, semantic=False, coverage=1.0) for h in (top, near, below)
+    ]
+    assert len(fitting("a request", words_only)) == 3
+    # when both have examples, how people ask for each decides, not the descriptions
+    asked_alike = replace(below, evidence=replace(below.evidence, example_cosine=0.6))
+    top_asked = replace(
+        top, evidence=replace(top.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN - 0.01)
+    )
+    assert [h.name for h in fitting("a request", [top_asked, asked_alike])] == ["elsewhere", "below"]
+    top_asked = replace(
+        top, evidence=replace(top.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN + 0.01)
+    )
+    assert [h.name for h in fitting("a request", [top_asked, asked_alike])] == ["elsewhere"]

@@ -24,9 +24,9 @@ gate keeps a hit only when all of these hold:
    things, or only reads) fits it only on a strong sign. Tools nobody has said either of are
    judged as before: a catalog without annotations describes its actions in its own words.
 5. When the request's best hit cannot be called here, a callable hit must come within
-   UNCALLABLE_COSINE_MARGIN of its cosine: the uncallable tool then does the asked job and the
-   callable one is a near miss ("a full-page screenshot of this URL" is not fetching it, and
-   "the news today" not the time).
+   UNCALLABLE_COSINE_MARGIN of its match (their examples' cosines when both have examples,
+   else their cosines): the uncallable tool then does the asked job and the callable one is a
+   near miss ("a full-page screenshot of this URL" is not fetching it).
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -122,25 +122,37 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
     reads_only = asks_only_to_read(query)
     # the same for every hit: the request asks for a change no tool of the catalog names
     unnamed_change = any(hit.evidence is not None and hit.evidence.unnamed_change for hit in hits)
-    outdone = outdone_below(hits, thresholds)
+    outdoing = outdoing_hit(hits)
     return [
         hit
         for hit in hits
         if hit.evidence is not None
         and hit.score >= thresholds.adaptive_cut * best
-        and (not hit.available or hit.evidence.cosine > outdone)
+        and (outdoing is None or not outdone(hit, outdoing, thresholds))
         and fits_alone(hit.evidence, reads_only, thresholds)
         and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
     ]
 
 
-def outdone_below(hits: Sequence[SearchHit], thresholds: Thresholds = DEFAULT) -> float:
-    """Rule 5 of the module's doc: the cosine a callable hit must pass when the request's best
-    hit cannot be called here (-1: any, when it can or when no cosine was measured)."""
+def outdoing_hit(hits: Sequence[SearchHit]) -> SearchHit | None:
+    """The request's best hit when it cannot be called here and its cosines were measured
+    (rule 5 of the module's doc), else None."""
     top = max(hits, key=lambda hit: hit.score)
     if top.available or top.evidence is None or not top.evidence.semantic:
-        return -1.0
-    return top.evidence.cosine - thresholds.uncallable_cosine_margin
+        return None
+    return top
+
+
+def outdone(hit: SearchHit, outdoing: SearchHit, thresholds: Thresholds = DEFAULT) -> bool:
+    """Rule 5: a callable hit whose match falls UNCALLABLE_COSINE_MARGIN below the outdoing
+    uncallable hit's: their examples' cosines when both have examples (how people ask for
+    each), else their cosines."""
+    if not hit.available or hit.evidence is None or outdoing.evidence is None:
+        return False
+    mine, theirs = hit.evidence, outdoing.evidence
+    if mine.example_cosine > 0 and theirs.example_cosine > 0:
+        return mine.example_cosine <= theirs.example_cosine - thresholds.uncallable_cosine_margin
+    return mine.cosine <= theirs.cosine - thresholds.uncallable_cosine_margin
 
 
 def known_behaviour(evidence: Evidence) -> bool:
