@@ -36,8 +36,9 @@ pytestmark = pytest.mark.anyio
 
 UNCALLABLE_ONLY = {
     "decompile the main function of this binary": "ghidra",
-    # a callable tool reads the page, but the asked job is another's
+    # a callable tool reads the page or tells the date, but the asked job is another's
     "take a full-page screenshot of https://example.com": "crawl4ai",
+    "what's the news today": "searxng",
     "take a screenshot of the phone": "adb",
     "run my godot game project": "godot",
     "search the web for the latest python release": "searxng",
@@ -277,31 +278,30 @@ def test_a_change_no_tool_names_keeps_only_strong_signs_and_tools_of_unknown_beh
     assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "triggered"]
 
 
-def test_a_callable_hit_well_below_a_better_ranked_uncallable_one_s_match_is_dropped():
+def test_a_callable_hit_well_below_the_match_of_an_uncallable_one_that_fits_is_dropped():
     def hit(name: str, score: float, cosine: float, available: bool = True, **given) -> SearchHit:
         return SearchHit(name, "core", "", score, available, evidence=evidence(cosine=cosine, **given))
 
-    top = hit("elsewhere", 10.0, 0.7, available=False)
-    near = hit("near", 9.0, 0.7 - UNCALLABLE_COSINE_MARGIN + 0.01)
+    elsewhere = hit("elsewhere", 9.5, 0.7, available=False)
+    near = hit("near", 10.0, 0.7 - UNCALLABLE_COSINE_MARGIN + 0.01)
     below = hit("below", 9.0, 0.7 - UNCALLABLE_COSINE_MARGIN - 0.01)
-    assert [h.name for h in fitting("a request", [top, near, below])] == ["elsewhere", "near"]
-    # a callable best hit, or cosines nobody measured, leave the callable hits be
-    assert [h.name for h in fitting("a request", [replace(top, available=True), near, below])] == [
-        "elsewhere",
-        "near",
-        "below",
-    ]
+    # ranked above it or below, the callable hit it outmatches goes
+    assert [h.name for h in fitting("a request", [near, elsewhere, below])] == ["near", "elsewhere"]
+    # an uncallable hit that does not fit itself (too loose, or far below the best) says nothing
+    loose = replace(elsewhere, evidence=replace(elsewhere.evidence, cosine=MIN_COSINE - 0.01))
+    assert [h.name for h in fitting("a request", [near, loose, below])] == ["near", "below"]
+    far = replace(elsewhere, score=ADAPTIVE_CUT * near.score - 0.1)
+    assert [h.name for h in fitting("a request", [near, far, below])] == ["near", "below"]
+    # nor do cosines nobody measured
     words_only = [
-        hit(h.name, h.score, 0.0, h.available, semantic=False, coverage=1.0) for h in (top, near, below)
+        hit(h.name, h.score, 0.0, h.available, semantic=False, coverage=1.0) for h in (near, elsewhere, below)
     ]
     assert len(fitting("a request", words_only)) == 3
     # when both have examples, how people ask for each decides, not the descriptions
     asked_alike = replace(below, evidence=replace(below.evidence, example_cosine=0.6))
-    top_asked = replace(
-        top, evidence=replace(top.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN - 0.01)
-    )
-    assert [h.name for h in fitting("a request", [top_asked, asked_alike])] == ["elsewhere", "below"]
-    top_asked = replace(
-        top, evidence=replace(top.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN + 0.01)
-    )
-    assert [h.name for h in fitting("a request", [top_asked, asked_alike])] == ["elsewhere"]
+    for margin, kept in ((-0.01, ["elsewhere", "below"]), (0.01, ["elsewhere"])):
+        asked = replace(
+            elsewhere,
+            evidence=replace(elsewhere.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN + margin),
+        )
+        assert [h.name for h in fitting("a request", [asked, asked_alike])] == kept

@@ -23,10 +23,11 @@ gate keeps a hit only when all of these hold:
    tool pushes) asks for something no tool does: a tool whose behaviour is known (it changes
    things, or only reads) fits it only on a strong sign. Tools nobody has said either of are
    judged as before: a catalog without annotations describes its actions in its own words.
-5. When the request's best hit cannot be called here, a callable hit must come within
-   UNCALLABLE_COSINE_MARGIN of its match (their examples' cosines when both have examples,
-   else their cosines): the uncallable tool then does the asked job and the callable one is a
-   near miss ("a full-page screenshot of this URL" is not fetching it).
+5. A callable hit must come within UNCALLABLE_COSINE_MARGIN of the match of every uncallable
+   hit that fits (their examples' cosines when both have examples, else their cosines): a tool
+   that cannot be called here then does the asked job and the callable one is a near miss,
+   however the uncallable penalty ranks them ("a full-page screenshot of this URL" is not
+   fetching it, "what's the news today" not the time).
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -63,8 +64,8 @@ STRONG_EXAMPLE_COSINE = 0.8
 # tabs" shares its verb with the memory tool's examples and nothing else, the payload pulling
 # its cosine down to a read-only tool's looser floor.
 MIN_COSINE_TO_CHANGE_AS_ASKED = 0.25
-# 5. A callable tool within this of a better-ranked uncallable one's cosine may still do the
-# job (two readers of one page); one further below is the near miss the page must not offer.
+# 5. A callable tool within this of an uncallable one's match may still do the job (two
+# readers of one page); one further below is the near miss the page must not offer.
 UNCALLABLE_COSINE_MARGIN = 0.05
 
 
@@ -122,34 +123,27 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
     reads_only = asks_only_to_read(query)
     # the same for every hit: the request asks for a change no tool of the catalog names
     unnamed_change = any(hit.evidence is not None and hit.evidence.unnamed_change for hit in hits)
-    outdoing = outdoing_hit(hits)
-    return [
-        hit
+    fit = [
+        (hit, hit.evidence)
         for hit in hits
         if hit.evidence is not None
         and hit.score >= thresholds.adaptive_cut * best
-        and (outdoing is None or not outdone(hit, outdoing, thresholds))
         and fits_alone(hit.evidence, reads_only, thresholds)
         and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
     ]
+    # rule 5: what the uncallable hits that fit say of the callable ones
+    outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]
+    return [
+        hit
+        for hit, evidence in fit
+        if not (hit.available and any(outdone(evidence, other, thresholds) for other in outdoing))
+    ]
 
 
-def outdoing_hit(hits: Sequence[SearchHit]) -> SearchHit | None:
-    """The request's best hit when it cannot be called here and its cosines were measured
-    (rule 5 of the module's doc), else None."""
-    top = max(hits, key=lambda hit: hit.score)
-    if top.available or top.evidence is None or not top.evidence.semantic:
-        return None
-    return top
-
-
-def outdone(hit: SearchHit, outdoing: SearchHit, thresholds: Thresholds = DEFAULT) -> bool:
-    """Rule 5: a callable hit whose match falls UNCALLABLE_COSINE_MARGIN below the outdoing
-    uncallable hit's: their examples' cosines when both have examples (how people ask for
-    each), else their cosines."""
-    if not hit.available or hit.evidence is None or outdoing.evidence is None:
-        return False
-    mine, theirs = hit.evidence, outdoing.evidence
+def outdone(mine: Evidence, theirs: Evidence, thresholds: Thresholds = DEFAULT) -> bool:
+    """Rule 5: whether a callable hit's match falls UNCALLABLE_COSINE_MARGIN below an uncallable
+    hit's that fits: their examples' cosines when both have examples (how people ask for each),
+    else their cosines."""
     if mine.example_cosine > 0 and theirs.example_cosine > 0:
         return mine.example_cosine <= theirs.example_cosine - thresholds.uncallable_cosine_margin
     return mine.cosine <= theirs.cosine - thresholds.uncallable_cosine_margin
