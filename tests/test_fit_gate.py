@@ -305,3 +305,45 @@ def test_a_callable_hit_well_below_the_match_of_an_uncallable_one_that_fits_is_d
             evidence=replace(elsewhere.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN + margin),
         )
         assert [h.name for h in fitting("a request", [asked, asked_alike])] == kept
+
+
+@pytest.mark.parametrize(
+    "verb, name_words, opposite",
+    [
+        ("remove", ("create", "directory"), True),
+        ("delete", ("git", "create", "branch"), True),
+        ("stop", ("run", "project"), True),
+        ("run", ("stop", "project"), True),
+        ("unstage", ("git", "add"), True),
+        ("forget", ("remember",), True),
+        # the verb's own side, a name with both, a name with neither, a verb without a reverse
+        ("remove", ("remove", "directory"), False),
+        ("remove", ("add", "remove", "tag"), False),
+        ("remove", ("list", "directory"), False),
+        ("reset", ("create", "branch"), False),
+        (None, ("create", "directory"), False),
+    ],
+)
+def test_a_name_that_holds_the_reverse_of_the_request_s_verb(verb, name_words, opposite):
+    from router.catalog.opposite_actions import names_the_opposite
+
+    assert names_the_opposite(verb, name_words) is opposite
+
+
+def test_the_reverse_action_never_leads_where_it_loosely_matches(seeded):
+    unavailable = default_install(seeded)
+    for query, reverse in {
+        "remove the build folder": "create_directory",
+        "delete the feature/login branch": "git_create_branch",
+        "stop the godot game": "godot_run_project",
+    }.items():
+        hits = search(seeded, query, limit=10, unavailable=unavailable, callable_limit=True, evidence=True)
+        ranked = {hit.name: hit for hit in hits}
+        assert reverse in ranked and ranked[reverse].evidence.opposite_action, query  # a loose match
+        page = page_for(seeded, query, unavailable)
+        named = [tool["name"] for tool in page["tools"]]
+        named += [name for entry in page.get("unavailable", []) for name in entry["tools"]]
+        assert reverse not in named, (query, named)
+    # the asked action itself stays
+    page = page_for(seeded, "stop the godot game", unavailable)
+    assert page["unavailable"][0]["tools"][0] == "godot_stop_project"

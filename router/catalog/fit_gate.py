@@ -28,6 +28,9 @@ gate keeps a hit only when all of these hold:
    that cannot be called here then does the asked job and the callable one is a near miss,
    however the uncallable penalty ranks them ("a full-page screenshot of this URL" is not
    fetching it, "what's the news today" not the time).
+6. A tool whose name holds the reverse of the request's leading verb and not the verb itself
+   (router/catalog/opposite_actions.py: `create_directory` for "remove the build folder")
+   fits only on a strong sign.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -130,6 +133,7 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         and hit.score >= thresholds.adaptive_cut * best
         and fits_alone(hit.evidence, reads_only, thresholds)
         and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
+        and (not hit.evidence.opposite_action or strong(hit.evidence, thresholds))
     ]
     # rule 5: what the uncallable hits that fit say of the callable ones
     outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]

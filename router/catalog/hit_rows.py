@@ -17,7 +17,7 @@ from router.db import PerConnection, write_mark
 # The fixed part of each candidate, for the ids not yet read at this catalog version.
 TOOL_ROWS_SQL = """
 SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server, t.summary,
-       t.mutating, t.read_only_source, t.deprecated, t.replaced_by
+       t.mutating, t.read_only_source, t.deprecated, t.replaced_by, t.name_words
 FROM json_each(:ids) c JOIN tools t ON t.id = c.value
 """
 # What may make a candidate uncallable now: an open breaker of the tool or of its server
@@ -56,6 +56,8 @@ class ToolRow:
     read_only_source: str = "default-mutating"
     deprecated: bool = False
     replaced_by: str | None = None
+    # its name's words, lower case (tools.name_words): what the name says it does
+    name_words: tuple[str, ...] = ()
 
     @property
     def changes_things(self) -> bool:
@@ -120,6 +122,7 @@ class ToolRows:
                 source,
                 deprecated,
                 replaced_by,
+                name_words,
             ) in self._conn.execute(TOOL_ROWS_SQL, {"ids": json.dumps(missing)}):
                 self._rows[int(tool_id)] = ToolRow(
                     str(name),
@@ -130,6 +133,7 @@ class ToolRows:
                     str(source),
                     bool(deprecated),
                     None if replaced_by is None else str(replaced_by),
+                    tuple(str(name_words or "").lower().split()),
                 )
         return {tool_id: self._rows[tool_id] for tool_id in wanted if tool_id in self._rows}
 

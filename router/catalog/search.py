@@ -29,9 +29,11 @@ import apsw
 from router.catalog import exact_names, quarantine
 from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool_rows
 from router.catalog.match_plan import MatchPlan, plan, term_stats
+from router.catalog.opposite_actions import names_the_opposite
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
+from router.catalog.request_intent import action_word
 from router.catalog.request_payload import without_payload
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
@@ -158,6 +160,8 @@ class Evidence:
     unnamed_change: bool = False
     # its server or a review says it only reads (ToolRow.only_reads)
     only_reads: bool = False
+    # its name holds the reverse of the request's leading verb (router/catalog/opposite_actions.py)
+    opposite_action: bool = False
 
 
 @dataclass(frozen=True)
@@ -405,6 +409,7 @@ def search(
     # what the gate reads, for the hits returned only, when asked for
     coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
     unnamed_change = evidence and asks_unnamed_change(conn, query)
+    request_verb = action_word(query) if evidence else None
     return [
         SearchHit(
             row.name,
@@ -431,6 +436,7 @@ def search(
                 parts[6] > 0,
                 unnamed_change,
                 row.only_reads,
+                names_the_opposite(request_verb, row.name_words),
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
