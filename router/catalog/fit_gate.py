@@ -31,6 +31,10 @@ gate keeps a hit only when all of these hold:
 6. A tool whose name holds the reverse of the request's leading verb and not the verb itself
    (router/catalog/opposite_actions.py: `create_directory` for "remove the build folder")
    fits only on a strong sign.
+7. A request that leads with a verb any object takes ("delete", "rename") and names a file or
+   folder by its path keeps a tool that changes things and takes no path only on a strong sign
+   (router/catalog/request_objects.py): "delete tmp/debug.log" is not a memory's delete; nor,
+   where the verb does away with the file, a tool that only reads.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -133,7 +137,11 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         and hit.score >= thresholds.adaptive_cut * best
         and fits_alone(hit.evidence, reads_only, thresholds)
         and (not unnamed_change or strong(hit.evidence, thresholds) or not known_behaviour(hit.evidence))
-        and (not hit.evidence.opposite_action or strong(hit.evidence, thresholds))
+        # rules 6 and 7: the reverse action, a tool that cannot act on the named file
+        and (
+            not (hit.evidence.opposite_action or hit.evidence.misses_the_path)
+            or strong(hit.evidence, thresholds)
+        )
     ]
     # rule 5: what the uncallable hits that fit say of the callable ones
     outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]

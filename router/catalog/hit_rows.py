@@ -12,12 +12,14 @@ from typing import Any
 
 import apsw
 
+from router.catalog.request_objects import takes_a_path
 from router.db import PerConnection, write_mark
 
 # The fixed part of each candidate, for the ids not yet read at this catalog version.
 TOOL_ROWS_SQL = """
 SELECT t.id, t.name, (SELECT s.profile FROM servers s WHERE s.name = t.server), t.server, t.summary,
-       t.mutating, t.read_only_source, t.deprecated, t.replaced_by, t.name_words
+       t.mutating, t.read_only_source, t.deprecated, t.replaced_by, t.name_words,
+       t.arg_text
 FROM json_each(:ids) c JOIN tools t ON t.id = c.value
 """
 # What may make a candidate uncallable now: an open breaker of the tool or of its server
@@ -58,6 +60,8 @@ class ToolRow:
     replaced_by: str | None = None
     # its name's words, lower case (tools.name_words): what the name says it does
     name_words: tuple[str, ...] = ()
+    # one of its arguments takes a file, folder or path (router/catalog/request_objects.py)
+    takes_a_path: bool = False
 
     @property
     def changes_things(self) -> bool:
@@ -123,6 +127,7 @@ class ToolRows:
                 deprecated,
                 replaced_by,
                 name_words,
+                argument_text,
             ) in self._conn.execute(TOOL_ROWS_SQL, {"ids": json.dumps(missing)}):
                 self._rows[int(tool_id)] = ToolRow(
                     str(name),
@@ -134,6 +139,7 @@ class ToolRows:
                     bool(deprecated),
                     None if replaced_by is None else str(replaced_by),
                     tuple(str(name_words or "").lower().split()),
+                    takes_a_path(str(argument_text or "")),
                 )
         return {tool_id: self._rows[tool_id] for tool_id in wanted if tool_id in self._rows}
 

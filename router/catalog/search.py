@@ -34,6 +34,7 @@ from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.request_intent import action_word
+from router.catalog.request_objects import changes_a_named_path, removes_a_named_path
 from router.catalog.request_payload import without_payload
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
@@ -162,6 +163,10 @@ class Evidence:
     only_reads: bool = False
     # its name holds the reverse of the request's leading verb (router/catalog/opposite_actions.py)
     opposite_action: bool = False
+    # the request asks to change a file it names by path, and this tool, which changes things,
+    # takes none; or asks to do away with it, and this tool only reads
+    # (router/catalog/request_objects.py)
+    misses_the_path: bool = False
 
 
 @dataclass(frozen=True)
@@ -410,6 +415,8 @@ def search(
     coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
     unnamed_change = evidence and asks_unnamed_change(conn, query)
     request_verb = action_word(query) if evidence else None
+    changes_a_path = evidence and changes_a_named_path(query)
+    removes_a_path = changes_a_path and removes_a_named_path(query)
     return [
         SearchHit(
             row.name,
@@ -437,6 +444,8 @@ def search(
                 unnamed_change,
                 row.only_reads,
                 names_the_opposite(request_verb, row.name_words),
+                (changes_a_path and row.changes_things and not row.takes_a_path)
+                or (removes_a_path and row.only_reads),
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept

@@ -1,0 +1,40 @@
+"""Whether a request asks to change a file it names by its path, and whether a tool takes one.
+
+"delete tmp/debug.log" leads with a verb any kind of thing can take; its object, a path, says
+what kind of thing it is. A memory's `delete_entities` is asked for with "delete" too (its
+examples lead with it), so the verb alone lets it onto the page, where it would delete
+something else entirely. A tool can only act on a file if one of its arguments takes one, so
+for such a request the fit gate (router/catalog/fit_gate.py) keeps a tool that changes things
+and takes no path only on a strong sign; and where the verb does away with the file, a tool
+that only reads is no first step either. A verb that belongs to one kind of thing ("remember
+that the docs live in docs/api.md") decides on its own and is not one of these.
+"""
+
+import re
+
+from router.catalog.request_intent import action_word
+from router.catalog.request_payload import LINK, PATH
+
+# Verbs of change that take any kind of object: the object says what is to change. Those that
+# do away with it also ask for more than reading it.
+_REMOVING_VERBS = frozenset("delete remove rm erase drop discard nuke wipe trash purge destroy".split())
+_OBJECT_VERBS = _REMOVING_VERBS | frozenset("rename copy move".split())
+# Words of a tool's argument text (tools.arg_text: names and descriptions) that say it takes a
+# file or a folder.
+_PATH_ARGUMENT = re.compile(r"\b(?:path|paths|file|files|filename|directory|dir|folder|source|destination)\b")
+
+
+def changes_a_named_path(query: str) -> bool:
+    """Whether the request leads with a verb of change that takes any object and names a file
+    or folder by its path (a link is not one)."""
+    return action_word(query) in _OBJECT_VERBS and PATH.search(LINK.sub(" ", query)) is not None
+
+
+def removes_a_named_path(query: str) -> bool:
+    """Whether the request asks to do away with a file or folder it names by its path."""
+    return action_word(query) in _REMOVING_VERBS and changes_a_named_path(query)
+
+
+def takes_a_path(argument_text: str) -> bool:
+    """Whether a tool's argument text says one of its arguments is a file, folder or path."""
+    return _PATH_ARGUMENT.search(argument_text.lower()) is not None

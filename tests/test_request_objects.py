@@ -1,0 +1,57 @@
+"""A request that changes a file it names by its path (router/catalog/request_objects.py), and
+the fit gate's rule 7 on the real seeded catalog: a memory's delete is no way to delete a
+file, nor is reading it."""
+
+import pytest
+
+from router.catalog.request_objects import changes_a_named_path, removes_a_named_path, takes_a_path
+from router.catalog.search import search
+from tests.test_fit_gate import page_for, seeded  # noqa: F401 (a fixture)
+from tests.test_search_page import default_install
+
+
+@pytest.mark.parametrize(
+    "query, changes, removes",
+    [
+        ("delete tmp/debug.log, we don't need it anymore", True, True),
+        ("please remove the build/ folder", True, True),
+        ("rm old_backup.zip", True, True),
+        ("rename old.py to new.py", True, False),
+        ("move notes.md into docs/", True, False),
+        # a verb that belongs to one kind of thing decides on its own
+        ("remember that the api docs live in docs/api.md", False, False),
+        # no path named: the object may be anything
+        ("delete the old-experiment branch", False, False),
+        ("delete everything you know about Bob", False, False),
+        # a link is no file
+        ("remove https://example.com/page from the list", False, False),
+        ("show me tmp/debug.log", False, False),
+    ],
+)
+def test_which_requests_change_a_file_they_name(query, changes, removes):
+    assert changes_a_named_path(query) is changes
+    assert removes_a_named_path(query) is removes
+
+
+def test_which_arguments_take_a_path():
+    assert takes_a_path("path\ncontent")
+    assert takes_a_path("repo path\nfiles")
+    assert takes_a_path("source\ndestination")
+    assert not takes_a_path("entity names An array of entity names to delete")
+    assert not takes_a_path("")
+
+
+def test_a_tool_that_cannot_act_on_the_named_file_is_not_on_its_page(seeded):  # noqa: F811
+    unavailable = default_install(seeded)
+    for query, loose in {
+        "delete old_backup.zip": "delete_entities",
+        "delete the file notes.txt": "read_text_file",
+    }.items():
+        hits = search(seeded, query, limit=10, unavailable=unavailable, callable_limit=True, evidence=True)
+        missed = {hit.name for hit in hits if hit.evidence.misses_the_path}
+        assert loose in missed, query  # the ranking had it
+        page = page_for(seeded, query, unavailable)
+        assert not {tool["name"] for tool in page["tools"]} & missed, (query, page["tools"])
+    # a tool that takes the path keeps its place
+    page = page_for(seeded, "rename old.py to new.py", unavailable)
+    assert page["tools"][0]["name"] == "move_file"
