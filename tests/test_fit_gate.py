@@ -43,7 +43,12 @@ UNCALLABLE_ONLY = {
     "run my godot game project": "godot",
     "search the web for the latest python release": "searxng",
 }
-NOTHING_IN_THE_CATALOG = ["book a flight to Paris for next Tuesday", "order two pizzas for delivery"]
+NOTHING_IN_THE_CATALOG = [
+    "book a flight to Paris for next Tuesday",
+    "order two pizzas for delivery",
+    # a time in the request is no reason to offer the clock
+    "schedule a call with the design team tomorrow at 3pm",
+]
 # requests that only ask to read or look; the ranking holds tools that change things for each
 READ_REQUESTS = [
     "read the contents of README.md",
