@@ -335,12 +335,31 @@ def test_a_name_that_holds_the_reverse_of_the_request_s_verb(verb, name_words, o
     assert names_the_opposite(verb, name_words) is opposite
 
 
+@pytest.mark.parametrize(
+    "query, exists",
+    [
+        ("go to the release-2.1 branch, it already exists", True),
+        ("switch to the existing develop branch", True),
+        ("create the folder if it is not already there", False),
+        ("create a branch off main", False),
+    ],
+)
+def test_a_request_about_a_thing_already_there_is_no_request_to_make_it(query, exists):
+    from router.catalog.opposite_actions import names_the_opposite, says_it_exists
+    from router.catalog.request_intent import action_word
+
+    assert says_it_exists(query) is exists
+    making = names_the_opposite(action_word(query), ("git", "create", "branch"), says_it_exists(query))
+    assert making is exists
+
+
 def test_the_reverse_action_never_leads_where_it_loosely_matches(seeded):
     unavailable = default_install(seeded)
     for query, reverse in {
         "remove the build folder": "create_directory",
         "delete the feature/login branch": "git_create_branch",
         "stop the godot game": "godot_run_project",
+        "go to the release branch, it already exists": "git_create_branch",
     }.items():
         hits = search(seeded, query, limit=10, unavailable=unavailable, callable_limit=True, evidence=True)
         ranked = {hit.name: hit for hit in hits}

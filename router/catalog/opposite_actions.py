@@ -6,10 +6,12 @@ verb, so the tool that does the reverse can rank first where no tool does the as
 (issue 36: picking the opposite action is worse than finding nothing). A tool's name leads
 with what it does far more often than its description does, so the request's leading verb
 (router/catalog/request_intent.py) is set against the words of the tool's name: a name that
-holds the opposite action and not the asked one is the reverse of the request, and the fit
-gate (router/catalog/fit_gate.py) keeps it only on a strong sign.
+holds the opposite action and not the asked one is the reverse of the request, as is a name
+that makes something for a request that says it already exists; the fit gate
+(router/catalog/fit_gate.py) keeps such a tool only on a strong sign.
 """
 
+import re
 from collections.abc import Iterable
 
 # Pairs of opposite actions, each side the verbs people use for it. Only verbs whose reverse
@@ -33,13 +35,28 @@ for _one, _other in _OPPOSITES:
             OPPOSITE_ACTIONS[_verb] = (_side, _reverse)
 
 
-def names_the_opposite(request_verb: str | None, name_words: Iterable[str]) -> bool:
+# A request about a thing that is already there ("switch to the release branch, it already
+# exists") asks for anything but making it.
+_EXISTING = re.compile(
+    r"(?<!not )(?<!n't )\b(?:existing|already (?:exists?|there|made|created))\b", re.IGNORECASE
+)
+_MAKING = frozenset("create make new mkdir generate".split())
+
+
+def says_it_exists(query: str) -> bool:
+    """Whether the request says its object is already there."""
+    return _EXISTING.search(query) is not None
+
+
+def names_the_opposite(request_verb: str | None, name_words: Iterable[str], exists: bool = False) -> bool:
     """Whether the tool's name words hold the reverse of the request's verb and not the verb's
     own side ("remove" against `create directory`, not against `remove directory` nor
-    `list directory`)."""
+    `list directory`), or make a thing the request says exists (`exists`)."""
+    words = set(name_words)
+    if exists and words & _MAKING and request_verb not in _MAKING:
+        return True
     sides = OPPOSITE_ACTIONS.get(request_verb or "")
     if sides is None:
         return False
     own, reverse = sides
-    words = set(name_words)
     return bool(words & reverse) and not words & own

@@ -29,7 +29,7 @@ import apsw
 from router.catalog import exact_names, quarantine
 from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool_rows
 from router.catalog.match_plan import MatchPlan, plan, term_stats
-from router.catalog.opposite_actions import names_the_opposite
+from router.catalog.opposite_actions import names_the_opposite, says_it_exists
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
@@ -415,6 +415,7 @@ def search(
     coverage = _coverage(conn, version, match_plan, [entry[0] for entry in kept]) if evidence else {}
     unnamed_change = evidence and asks_unnamed_change(conn, query)
     request_verb = action_word(query) if evidence else None
+    exists = evidence and says_it_exists(query)
     changes_a_path = evidence and changes_a_named_path(query)
     removes_a_path = changes_a_path and removes_a_named_path(query)
     return [
@@ -443,7 +444,7 @@ def search(
                 parts[6] > 0,
                 unnamed_change,
                 row.only_reads,
-                names_the_opposite(request_verb, row.name_words),
+                names_the_opposite(request_verb, row.name_words, exists),
                 (changes_a_path and row.changes_things and not row.takes_a_path)
                 or (removes_a_path and row.only_reads),
             ),
