@@ -15,6 +15,8 @@ from router.catalog.search import search
         ("grab https://example.com/docs?page=2 as markdown", "grab web page as markdown"),
         ("delete tmp/old_dump.sql, we don't need it", "delete file , we don't need it"),
         ("is build/ empty?", "is folder empty?"),
+        ("add .venv/ to .gitignore", "add folder to file"),
+        ("e.g. the end.", "e.g. the end."),
         ("look at shots/error.PNG", "look at image file"),
         ("play intro.mp3", "play audio file"),
         ("save it as invoice.pdf", "save it as pdf file"),
