@@ -6,6 +6,7 @@ import pytest
 
 from router.catalog.request_payload import MAX_READ_CHARS, PATTERNS, without_payload
 from router.catalog.search import search
+from tests.test_fit_gate import seeded  # noqa: F401 (a fixture)
 
 
 @pytest.mark.parametrize(
@@ -56,19 +57,7 @@ def test_a_paste_longer_than_a_request_is_read_as_written():
     assert without_payload(paste[:MAX_READ_CHARS]) != paste[:MAX_READ_CHARS]
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    from router.catalog.load import load_catalog
-    from router.db import connect
-    from router.paths import SEEDS_DIR
-
-    conn = connect(tmp_path_factory.mktemp("payload") / "seeded.db")
-    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    yield conn
-    conn.close()
-
-
-def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, monkeypatch):
+def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, monkeypatch):  # noqa: F811
     query = "pull up the entries for Priya and Sam"
     read = {hit.name: hit.evidence.example_cosine for hit in search(seeded, query, evidence=True)}
     # the request read as written only: its names weigh as much as its ask
