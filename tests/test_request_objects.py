@@ -18,6 +18,8 @@ from tests.test_search_page import default_install
         ("rm old_backup.zip", True, True),
         ("rename old.py to new.py", True, False),
         ("move notes.md into docs/", True, False),
+        ("remove the build folder", True, True),
+        ("nuke every file in the logs directory", True, True),
         # a verb that belongs to one kind of thing decides on its own
         ("remember that the api docs live in docs/api.md", False, False),
         # no path named: the object may be anything

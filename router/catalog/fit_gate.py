@@ -32,9 +32,9 @@ gate keeps a hit only when all of these hold:
    (router/catalog/opposite_actions.py: `create_directory` for "remove the build folder")
    fits only on a strong sign.
 7. A request that leads with a verb any object takes ("delete", "rename") and names a file or
-   folder by its path keeps a tool that changes things and takes no path only on a strong sign
-   (router/catalog/request_objects.py): "delete tmp/debug.log" is not a memory's delete; nor,
-   where the verb does away with the file, a tool that only reads.
+   folder (by its path, or as one) keeps a tool that changes things and takes no path only on
+   a strong sign (router/catalog/request_objects.py): "delete tmp/debug.log" is not a memory's
+   delete; nor, where the verb does away with the file, a tool that only reads.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from router.catalog.request_intent import asks_only_to_read
 from router.catalog.search import Evidence, SearchHit
 
-# Each threshold was chosen on the page_dev requests and the development sets together
+# Each threshold was chosen on the development page sets and the development sets together
 # (bench/page_quality.py reports the figures): the page's right-first rate and its filler
 # against the pages the gate wrongly empties on each development set.
 

@@ -1,4 +1,4 @@
-"""Whether a request asks to change a file it names by its path, and whether a tool takes one.
+"""Whether a request asks to change a file or folder it names, and whether a tool takes one.
 
 "delete tmp/debug.log" leads with a verb any kind of thing can take; its object, a path, says
 what kind of thing it is. A memory's `delete_entities` is asked for with "delete" too (its
@@ -24,10 +24,16 @@ _OBJECT_VERBS = _REMOVING_VERBS | frozenset("rename copy move".split())
 _PATH_ARGUMENT = re.compile(r"\b(?:path|paths|file|files|filename|directory|dir|folder|source|destination)\b")
 
 
+# Words that name a file or folder as such ("remove the build folder").
+_FILE_WORDS = re.compile(r"\b(?:files?|folders?|director(?:y|ies)|dirs?)\b", re.IGNORECASE)
+
+
 def changes_a_named_path(query: str) -> bool:
     """Whether the request leads with a verb of change that takes any object and names a file
-    or folder by its path (a link is not one)."""
-    return action_word(query) in _OBJECT_VERBS and PATH.search(LINK.sub(" ", query)) is not None
+    or folder, by its path (a link is not one) or as a file or folder."""
+    if action_word(query) not in _OBJECT_VERBS:
+        return False
+    return PATH.search(LINK.sub(" ", query)) is not None or _FILE_WORDS.search(query) is not None
 
 
 def removes_a_named_path(query: str) -> bool:
