@@ -287,8 +287,9 @@ def _semantic_candidates(
     min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
     # the query is matched with the examples as written and, read without its payload, with
-    # the examples read so too (router/catalog/request_payload.py)
-    reading = without_payload(query)
+    # the examples read so too (router/catalog/request_payload.py); a catalog without examples
+    # (most large ones) is spared the reading
+    reading = without_payload(query) if index.has_examples else query
     readings = [model.encode([reading])[0]] if reading and reading != query else []
     examples = index.example_cosines(vector, *readings)
     neighbours = index.nearest(

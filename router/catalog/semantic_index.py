@@ -156,6 +156,11 @@ class SemanticIndex:
             return vector_clusters.from_assignment(centroids, np.array(groups, np.int64))
         return vector_clusters.build(self.matrix)
 
+    @property
+    def has_examples(self) -> bool:
+        """Whether any tool of the index has example vectors."""
+        return bool(len(self._examples))
+
     def __len__(self) -> int:
         return len(self.ids)
 
