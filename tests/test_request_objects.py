@@ -4,6 +4,7 @@ file, nor is reading it."""
 
 import pytest
 
+from router.catalog.request_intent import action_word
 from router.catalog.request_objects import changes_a_named_path, removes_a_named_path, takes_a_path
 from router.catalog.search import search
 from tests.test_fit_gate import page_for, seeded  # noqa: F401 (a fixture)
@@ -31,8 +32,9 @@ from tests.test_search_page import default_install
     ],
 )
 def test_which_requests_change_a_file_they_name(query, changes, removes):
-    assert changes_a_named_path(query) is changes
-    assert removes_a_named_path(query) is removes
+    verb = action_word(query)
+    assert changes_a_named_path(query, verb) is changes
+    assert removes_a_named_path(query, verb) is removes
 
 
 def test_which_arguments_take_a_path():

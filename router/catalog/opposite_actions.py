@@ -14,13 +14,15 @@ that makes something for a request that says it already exists; the fit gate
 import re
 from collections.abc import Iterable
 
+# The verbs people use to do away with a thing, and to make one (router/catalog/request_objects.py
+# reads the first too).
+REMOVING_VERBS = frozenset("delete remove rm erase drop discard nuke wipe trash purge destroy".split())
+MAKING_VERBS = frozenset("create make new mkdir generate".split())
+
 # Pairs of opposite actions, each side the verbs people use for it. Only verbs whose reverse
 # is unambiguous: "reset", "move" or "set" have none.
 _OPPOSITES = (
-    (
-        "delete remove rm erase drop discard nuke wipe trash purge destroy".split(),
-        "create make add new write mkdir insert generate".split(),
-    ),
+    (REMOVING_VERBS, MAKING_VERBS | frozenset("add write insert".split())),
     ("stop kill close quit exit terminate shutdown halt".split(), "start run launch open play boot".split()),
     ("unstage".split(), "stage add".split()),
     ("forget".split(), "remember store record".split()),
@@ -40,7 +42,6 @@ for _one, _other in _OPPOSITES:
 _EXISTING = re.compile(
     r"(?<!not )(?<!n't )\b(?:existing|already (?:exists?|there|made|created))\b", re.IGNORECASE
 )
-_MAKING = frozenset("create make new mkdir generate".split())
 
 
 def says_it_exists(query: str) -> bool:
@@ -53,7 +54,7 @@ def names_the_opposite(request_verb: str | None, name_words: Iterable[str], exis
     own side ("remove" against `create directory`, not against `remove directory` nor
     `list directory`), or make a thing the request says exists (`exists`)."""
     words = set(name_words)
-    if exists and words & _MAKING and request_verb not in _MAKING:
+    if exists and words & MAKING_VERBS and request_verb not in MAKING_VERBS:
         return True
     sides = OPPOSITE_ACTIONS.get(request_verb or "")
     if sides is None:

@@ -12,33 +12,31 @@ that the docs live in docs/api.md") decides on its own and is not one of these.
 
 import re
 
-from router.catalog.request_intent import action_word
+from router.catalog.opposite_actions import REMOVING_VERBS
 from router.catalog.request_payload import LINK, PATH
 
 # Verbs of change that take any kind of object: the object says what is to change. Those that
-# do away with it also ask for more than reading it.
-_REMOVING_VERBS = frozenset("delete remove rm erase drop discard nuke wipe trash purge destroy".split())
-_OBJECT_VERBS = _REMOVING_VERBS | frozenset("rename copy move".split())
+# do away with it (REMOVING_VERBS) also ask for more than reading it.
+_OBJECT_VERBS = REMOVING_VERBS | frozenset("rename copy move".split())
 # Words of a tool's argument text (tools.arg_text: names and descriptions) that say it takes a
 # file or a folder.
 _PATH_ARGUMENT = re.compile(r"\b(?:path|paths|file|files|filename|directory|dir|folder|source|destination)\b")
-
-
 # Words that name a file or folder as such ("remove the build folder").
 _FILE_WORDS = re.compile(r"\b(?:files?|folders?|director(?:y|ies)|dirs?)\b", re.IGNORECASE)
 
 
-def changes_a_named_path(query: str) -> bool:
-    """Whether the request leads with a verb of change that takes any object and names a file
-    or folder, by its path (a link is not one) or as a file or folder."""
-    if action_word(query) not in _OBJECT_VERBS:
+def changes_a_named_path(query: str, verb: str | None) -> bool:
+    """Whether the request, leading with `verb` (request_intent.action_word), asks with a verb
+    of change that takes any object and names a file or folder, by its path (a link is not
+    one) or as a file or folder."""
+    if verb not in _OBJECT_VERBS:
         return False
     return PATH.search(LINK.sub(" ", query)) is not None or _FILE_WORDS.search(query) is not None
 
 
-def removes_a_named_path(query: str) -> bool:
-    """Whether the request asks to do away with a file or folder it names by its path."""
-    return action_word(query) in _REMOVING_VERBS and changes_a_named_path(query)
+def removes_a_named_path(query: str, verb: str | None) -> bool:
+    """Whether the request, leading with `verb`, asks to do away with a file or folder it names."""
+    return verb in REMOVING_VERBS and changes_a_named_path(query, verb)
 
 
 def takes_a_path(argument_text: str) -> bool:

@@ -417,8 +417,8 @@ def search(
     unnamed_change = evidence and asks_unnamed_change(conn, query)
     request_verb = action_word(query) if evidence else None
     exists = evidence and says_it_exists(query)
-    changes_a_path = evidence and changes_a_named_path(query)
-    removes_a_path = changes_a_path and removes_a_named_path(query)
+    changes_a_path = evidence and changes_a_named_path(query, request_verb)
+    removes_a_path = changes_a_path and removes_a_named_path(query, request_verb)
     return [
         SearchHit(
             row.name,
