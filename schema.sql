@@ -25,7 +25,12 @@ CREATE TABLE IF NOT EXISTS servers (
     -- where the tool list came from (package and version, or a harvest), for people
     source      TEXT NOT NULL DEFAULT '',
     -- the seed or catalog file that declared it
-    origin_file TEXT NOT NULL DEFAULT ''
+    origin_file TEXT NOT NULL DEFAULT '',
+    -- router field of its seed: requests that look like its tools' job but that none of them
+    -- does ("open a pull request" for a local git server), one per line, embedded like the
+    -- tools' examples (example_embeddings): the page then offers none of its tools for them
+    -- (router/catalog/fit_gate.py rule 8). Version 15.
+    not_for     TEXT NOT NULL DEFAULT ''
 ) STRICT;
 
 CREATE TABLE IF NOT EXISTS tools (
@@ -623,8 +628,8 @@ CREATE TABLE IF NOT EXISTS tool_embeddings (
     PRIMARY KEY (definition_hash, model)
 ) STRICT, WITHOUT ROWID;
 
--- One vector per example request (tools.examples, one per line) and model: keyed by the b3:
--- hash of the example's text (router/catalog/example_vectors.py), so an example is embedded
+-- One vector per example request (tools.examples, one per line; and servers.not_for) and
+-- model: keyed by the b3: hash of the example's text (router/catalog/example_vectors.py), so an example is embedded
 -- once, whatever tools share it, and again only when its text or the model changes. A tool's
 -- semantic score is its best cosine over its own vector and its examples'.
 CREATE TABLE IF NOT EXISTS example_embeddings (
@@ -736,6 +741,11 @@ END;
 
 -- Search caches the vectors per catalog version: vectors written or dropped without a tool
 -- changing (a new model, a first load after an upgrade) must reach it too.
+-- A server's not-for requests change what search tells the gate of its tools.
+CREATE TRIGGER IF NOT EXISTS catalog_version_servers_au AFTER UPDATE OF not_for ON servers BEGIN
+    UPDATE catalog_version SET version = version + 1 WHERE id = 1;
+END;
+
 CREATE TRIGGER IF NOT EXISTS catalog_version_embeddings_ai AFTER INSERT ON tool_embeddings BEGIN
     UPDATE catalog_version SET version = version + 1 WHERE id = 1;
 END;

@@ -19,7 +19,7 @@ from router.errors import MissingDatabaseError, SchemaVersionError
 from router.paths import SCHEMA_FILE, build_command
 
 # Bump when schema.sql changes in a way an existing file must be migrated for.
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 # Version 2: audit.deadline_at, which tells a call still running from one whose process died.
 ADD_AUDIT_DEADLINE = "ALTER TABLE audit ADD COLUMN deadline_at TEXT"
@@ -183,6 +183,8 @@ ALTER TABLE breakglass_invocations ADD COLUMN process_started TEXT;
 ALTER TABLE breakglass_invocations ADD COLUMN lease_beats INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE breakglass_invocations ADD COLUMN lease_seconds REAL;
 """
+# Version 15: servers.not_for, the requests a server's tools look fit for but do not do.
+ADD_SERVER_NOT_FOR = "ALTER TABLE servers ADD COLUMN not_for TEXT NOT NULL DEFAULT ''"
 
 # What schema.sql cannot do to a file an older router made (CREATE TABLE IF NOT EXISTS leaves
 # an existing table as it is): the statements bringing a file from version N-1 to N, keyed
@@ -195,6 +197,7 @@ UPGRADES: dict[int, str] = {
     12: ADD_TOOL_EXAMPLES_AND_DEPRECATION,
     13: ADD_AUDIT_RESULT_TOKENS,
     14: ADD_LEASE_HEARTBEAT,
+    15: ADD_SERVER_NOT_FOR,
 }
 # The statements bringing a file to version N that need schema.sql's objects, run after it.
 REBUILDS: dict[int, str] = {12: REBUILD_SEARCH_INDEX}

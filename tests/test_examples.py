@@ -60,8 +60,10 @@ def test_the_seeds_examples_load_index_and_embed_once(conn):
     # each example, and its reading without payload where that differs
     assert written < distinct and len(written) > 500
     assert "pull up the memory entries for and" in distinct - written
+    # and the servers' not-for requests alike
+    distinct |= {text for _, text in example_vectors.embedded_not_for(conn)}
     assert summary.examples_embedded == embedded_examples(conn) == len(distinct)
-    assert f"{len(distinct)} example vectors embedded" in summary.one_line()
+    assert f"{len(distinct)} request vectors embedded" in summary.one_line()
     # an example's words are in their own column: found there, and only there
     found = conn.execute(
         "SELECT t.name FROM tools_fts f JOIN tools t ON t.id = f.rowid WHERE tools_fts MATCH ?",

@@ -100,6 +100,8 @@ OLD_AUDIT_ROWS = (
     "  'mcp_call_tool', 'hang_forever', 'b3:00', 'started', NULL, 2)"
 )
 
+# The servers columns before version 15 appended not_for.
+OLD_SERVER_COLUMNS = "name, profile, source, origin_file"
 # The tools columns of versions 1 and 2 (version 3 appended output_schema and title).
 V2_TOOL_COLUMNS = (
     "name, backend_name, server, description, summary, input_schema, annotations,"
@@ -132,7 +134,9 @@ def make_v2_file(path, *, catalog_of=None) -> None:
         conn.execute("ATTACH DATABASE ? AS current", (str(catalog_of),))
         with conn:
             conn.execute("INSERT INTO profiles SELECT * FROM current.profiles")
-            conn.execute("INSERT INTO servers SELECT * FROM current.servers")
+            conn.execute(
+                f"INSERT INTO servers({OLD_SERVER_COLUMNS}) SELECT {OLD_SERVER_COLUMNS} FROM current.servers"
+            )
             conn.execute(
                 f"INSERT INTO tools(id, {V2_TOOL_COLUMNS})"
                 f" SELECT id, {V2_TOOL_COLUMNS} FROM current.tools ORDER BY id"
@@ -420,7 +424,9 @@ def make_v3_file_with_catalog(path, *, catalog_of) -> None:
     v3_columns = f"{V2_TOOL_COLUMNS}, output_schema, title"
     with conn:
         conn.execute("INSERT INTO profiles SELECT * FROM current.profiles")
-        conn.execute("INSERT INTO servers SELECT * FROM current.servers")
+        conn.execute(
+            f"INSERT INTO servers({OLD_SERVER_COLUMNS}) SELECT {OLD_SERVER_COLUMNS} FROM current.servers"
+        )
         conn.execute(
             f"INSERT INTO tools(id, {v3_columns}) SELECT id, {v3_columns} FROM current.tools ORDER BY id"
         )
@@ -470,7 +476,9 @@ def make_v11_file_with_catalog(path, *, catalog_of) -> None:
     conn.execute("ATTACH DATABASE ? AS current", (str(catalog_of),))
     with conn:
         conn.execute("INSERT INTO profiles SELECT * FROM current.profiles")
-        conn.execute("INSERT INTO servers SELECT * FROM current.servers")
+        conn.execute(
+            f"INSERT INTO servers({OLD_SERVER_COLUMNS}) SELECT {OLD_SERVER_COLUMNS} FROM current.servers"
+        )
         conn.execute(
             f"INSERT INTO tools(id, {V11_TOOL_COLUMNS}) SELECT id, {V11_TOOL_COLUMNS} FROM current.tools"
         )

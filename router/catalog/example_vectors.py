@@ -1,5 +1,5 @@
-"""The vectors of the tools' example requests (tools.examples): written by a catalog load,
-read by search.
+"""The vectors of the tools' example requests (tools.examples) and of the servers' not-for
+requests (servers.not_for): written by a catalog load, read by search.
 
 An example is embedded on its own (one vector per example, and one for its reading without
 payload where that differs: router/catalog/request_payload.py; example_embeddings in schema.sql),
@@ -7,7 +7,10 @@ keyed by the hash of its text and the model: a load embeds only the texts no vec
 for, so a reload that changes one example embeds that one, and drops the vectors no tool's
 example has any more. Search reads them beside the tools' own vectors and gives each tool its
 best cosine over its own vector and its examples' (router/catalog/semantic_index.py): a tool
-is found by how people ask for it as well as by how its author described it.
+is found by how people ask for it as well as by how its author described it. A server's
+not-for requests (the jobs next to its own that none of its tools does) are embedded alike and
+read beside them: the fit gate weighs a request's match with them against its match with the
+server's examples (router/catalog/fit_gate.py rule 8).
 """
 
 import json
@@ -26,13 +29,16 @@ ENCODE_BATCH = 2_048
 
 # Every tool with examples, and its examples (one per line).
 TOOL_EXAMPLES_SQL = "SELECT id, examples FROM tools WHERE examples <> '' ORDER BY id"
+# Every server with not-for requests, and its requests (one per line).
+SERVER_NOT_FOR_SQL = "SELECT name, not_for FROM servers WHERE not_for <> '' ORDER BY name"
 EMBEDDED_SQL = "SELECT example_hash FROM example_embeddings WHERE model = :model"
 INSERT_SQL = """
 INSERT INTO example_embeddings(example_hash, model, dim, scale, vector, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
 """
 # Another model's vectors, vectors that do not fit this model (another dimension: a damaged
-# file, a half-applied upgrade; embedded again), and the texts no tool has as an example any more.
+# file, a half-applied upgrade; embedded again), and the texts no tool has as an example (nor
+# any server as a not-for request) any more.
 DROP_STALE_SQL = """
 DELETE FROM example_embeddings
 WHERE (:model IS NOT NULL AND (model <> :model OR dim <> :dim))
@@ -61,19 +67,35 @@ def embedded_examples(conn: apsw.Connection) -> list[tuple[int, str, bool]]:
     """(tool id, text, written) for every text embedded for the tools' examples: each example
     as written, and after it its reading without payload where that differs
     (router/catalog/request_payload.py), a vector of its own."""
-    texts = []
-    for tool_id, example in tool_examples(conn):
-        texts.append((tool_id, example, True))
-        reading = without_payload(example)
-        if reading and reading != example:
-            texts.append((tool_id, reading, False))
-    return texts
+    return [
+        (tool_id, text, written)
+        for tool_id, example in tool_examples(conn)
+        for text, written in _with_reading(example)
+    ]
+
+
+def embedded_not_for(conn: apsw.Connection) -> list[tuple[str, str]]:
+    """(server, text) for every text embedded for the servers' not-for requests: each as
+    written and its reading without payload, as for examples."""
+    return [
+        (str(server), text)
+        for server, lines in conn.execute(SERVER_NOT_FOR_SQL)
+        for line in str(lines).split("\n")
+        if line
+        for text, _ in _with_reading(line)
+    ]
+
+
+def _with_reading(line: str) -> list[tuple[str, bool]]:
+    reading = without_payload(line)
+    return [(line, True)] + ([(reading, False)] if reading and reading != line else [])
 
 
 def embed_examples(conn: apsw.Connection, model: EmbeddingModel | None) -> tuple[int, int]:
     """Embed every example `model` has no vector for and drop the vectors no example uses
     (all of them when model is None); (embedded, dropped). Inside the load's transaction."""
     texts = {example_hash(text): text for _, text, _ in embedded_examples(conn)}
+    texts |= {example_hash(text): text for _, text in embedded_not_for(conn)}
     identity = None if model is None else model.identity
     hashes = [] if model is None else sorted(texts)
     dim = None if model is None else model.dim
@@ -106,12 +128,38 @@ class ExampleRows:
     written: np.ndarray  # per row: an example as written (False: its reading without payload)
 
 
-def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> ExampleRows:
-    """Every example that has a vector for this model, with its tool."""
-    vectors = {
+@dataclass(frozen=True)
+class NotForRows:
+    """The servers' not-for requests' vectors of one catalog version, each with its server."""
+
+    servers: list[str]
+    matrix: np.ndarray  # (rows, dim) float32, L2-normalised
+
+
+def _stored_vectors(conn: apsw.Connection, model_identity: str, dim: int) -> dict[str, tuple[float, bytes]]:
+    return {
         str(h): (float(scale), bytes(vector))
         for h, scale, vector in conn.execute(VECTORS_SQL, {"model": model_identity, "dim": dim})
     }
+
+
+def not_for_rows(conn: apsw.Connection, model_identity: str, dim: int) -> NotForRows:
+    """Every not-for request that has a vector for this model, with its server."""
+    vectors = _stored_vectors(conn, model_identity, dim)
+    found = [
+        (server, vectors[example_hash(text)])
+        for server, text in embedded_not_for(conn)
+        if example_hash(text) in vectors
+    ]
+    if not found:
+        return NotForRows([], np.zeros((0, dim), np.float32))
+    servers, stored = zip(*found)
+    return NotForRows(list(servers), dequantized([s for s, _ in stored], [v for _, v in stored]))
+
+
+def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> ExampleRows:
+    """Every example that has a vector for this model, with its tool."""
+    vectors = _stored_vectors(conn, model_identity, dim)
     owners, scales, blobs, written = [], [], [], []
     for tool_id, text, as_written in embedded_examples(conn):
         found = vectors.get(example_hash(text))

@@ -35,6 +35,10 @@ gate keeps a hit only when all of these hold:
    folder (by its path, or as one) keeps a tool that changes things and takes no path only on
    a strong sign (router/catalog/request_objects.py): "delete tmp/debug.log" is not a memory's
    delete; nor, where the verb does away with the file, a tool that only reads.
+8. A request closer, by more than NOT_FOR_MARGIN, to one of its server's not-for requests
+   (servers.not_for: "open a pull request" for a local git server) than to anything its tools
+   are described or asked by keeps none of that server's tools but on a trigger or its exact
+   name: the request asks for the job next to theirs that none of them does.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -74,6 +78,10 @@ MIN_COSINE_TO_CHANGE_AS_ASKED = 0.25
 # 5. A callable tool within this of an uncallable one's match may still do the job (two
 # readers of one page); one further below is the near miss the page must not offer.
 UNCALLABLE_COSINE_MARGIN = 0.05
+# 8. A request this much closer to a not-for request than to its server's tools asks for that
+# job; within it, the two are alike (the request may name the job's objects) and the tools keep
+# their chance.
+NOT_FOR_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class Thresholds:
     strong_example_cosine: float = STRONG_EXAMPLE_COSINE
     min_cosine_to_change_as_asked: float = MIN_COSINE_TO_CHANGE_AS_ASKED
     uncallable_cosine_margin: float = UNCALLABLE_COSINE_MARGIN
+    not_for_margin: float = NOT_FOR_MARGIN
 
 
 DEFAULT = Thresholds()
@@ -142,6 +151,7 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
             not (hit.evidence.opposite_action or hit.evidence.misses_the_path)
             or strong(hit.evidence, thresholds)
         )
+        and not (not_its_servers_job(hit.evidence, thresholds) and not named(hit.evidence))
     ]
     # rule 5: what the uncallable hits that fit say of the callable ones
     outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]
@@ -159,6 +169,17 @@ def outdone(mine: Evidence, theirs: Evidence, thresholds: Thresholds = DEFAULT) 
     if mine.example_cosine > 0 and theirs.example_cosine > 0:
         return mine.example_cosine <= theirs.example_cosine - thresholds.uncallable_cosine_margin
     return mine.cosine <= theirs.cosine - thresholds.uncallable_cosine_margin
+
+
+def not_its_servers_job(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> bool:
+    """Rule 8: whether the request is closer to one of its server's not-for requests than to
+    anything of its tools, by more than NOT_FOR_MARGIN."""
+    return evidence.not_for_cosine > evidence.server_cosine + thresholds.not_for_margin
+
+
+def named(evidence: Evidence) -> bool:
+    """Asked for by a trigger phrase or its exact name: a sign no cosine outweighs."""
+    return evidence.trigger or evidence.exact_name
 
 
 def known_behaviour(evidence: Evidence) -> bool:

@@ -47,6 +47,8 @@ class ServerRow:
     profile: str
     source: str
     origin_file: str
+    # its seed's not-for requests, one per line (SeedHeader.not_for)
+    not_for: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,8 +101,8 @@ class LoadSummary:
     notes: tuple[str, ...] = ()
     # tool definitions the semantic model embedded in this load (0 when none was new)
     embedded: int = 0
-    # vectors it embedded for example requests: each example, and its reading without payload
-    # where that differs (router/catalog/example_vectors.py)
+    # vectors it embedded for the tools' example requests and the servers' not-for requests:
+    # each, and its reading without payload where that differs (router/catalog/example_vectors.py)
     examples_embedded: int = 0
 
     @property
@@ -114,7 +116,7 @@ class LoadSummary:
             f"{self.added} added, {self.changed} changed, {self.removed} removed"
             + (f"; {self.embedded} embedded" if self.embedded else "")
             + (
-                f"; {counted(self.examples_embedded, 'example vector')} embedded"
+                f"; {counted(self.examples_embedded, 'request vector')} embedded"
                 if self.examples_embedded
                 else ""
             )
@@ -217,7 +219,7 @@ def build_catalog_input(
         definitions[row.definition_hash] = tool
 
     for seed, origin in seeds:
-        add_server(ServerRow(seed.server, seed.profile, seed.source, origin))
+        add_server(ServerRow(seed.server, seed.profile, seed.source, origin, "\n".join(seed.not_for)))
         lenient = origin in lenient_origins
         names = {tool.name for tool in seed.tools}
         for tool in seed.tools:
@@ -264,11 +266,13 @@ WHERE description IS NOT excluded.description
 """
 
 UPSERT_SERVER = """
-INSERT INTO servers(name, profile, source, origin_file)
-VALUES (:name, :profile, :source, :origin_file)
+INSERT INTO servers(name, profile, source, origin_file, not_for)
+VALUES (:name, :profile, :source, :origin_file, :not_for)
 ON CONFLICT(name) DO UPDATE SET
-    profile = excluded.profile, source = excluded.source, origin_file = excluded.origin_file
-WHERE (profile, source, origin_file) IS NOT (excluded.profile, excluded.source, excluded.origin_file)
+    profile = excluded.profile, source = excluded.source, origin_file = excluded.origin_file,
+    not_for = excluded.not_for
+WHERE (profile, source, origin_file, not_for)
+      IS NOT (excluded.profile, excluded.source, excluded.origin_file, excluded.not_for)
 """
 
 SELECT_TOOL_ROWS = """

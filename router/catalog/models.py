@@ -36,6 +36,9 @@ MAX_BOOST_CHARS = 40
 # longer than a sentence or two is a task description, not an example of asking.
 MAX_EXAMPLES = 12
 MAX_EXAMPLE_CHARS = 160
+# A server's not-for requests name the jobs next to its own that it leaves to others (a local
+# git server: push, pull requests, merges, ...): a few per job it could be mistaken for.
+MAX_NOT_FOR = 24
 # the fields of a seed's tool that are the router's own, not the server's (in the order a
 # harvest writes them back after the server's own fields)
 ROUTER_FIELDS = ("triggers", "boost", "examples", "router")
@@ -143,11 +146,7 @@ class CatalogTool(BaseModel):
     def _examples_are_a_few_short_requests(cls, examples: list[str]) -> list[str]:
         if len(examples) > MAX_EXAMPLES:
             raise ValueError(f"{len(examples)} examples; at most {MAX_EXAMPLES} per tool")
-        cleaned = _clean_phrases(examples, MAX_EXAMPLE_CHARS, "example")
-        repeated = sorted({e for e in cleaned if cleaned.count(e) > 1})
-        if repeated:
-            raise ValueError(f"example {repeated[0][:20]!r}... is given twice")
-        return cleaned
+        return _distinct(_clean_phrases(examples, MAX_EXAMPLE_CHARS, "example"), "example")
 
     @property
     def read_only_source(self) -> ReadOnlySource:
@@ -201,6 +200,13 @@ def _clean_phrases(values: list[str], max_chars: int, what: str) -> list[str]:
     return cleaned
 
 
+def _distinct(phrases: list[str], what: str) -> list[str]:
+    repeated = sorted({p for p in phrases if phrases.count(p) > 1})
+    if repeated:
+        raise ValueError(f"{what} {repeated[0][:20]!r}... is given twice")
+    return phrases
+
+
 class SeedHeader(BaseModel):
     """seeds/<server>.json without its tools: what a lenient read validates first."""
 
@@ -213,6 +219,17 @@ class SeedHeader(BaseModel):
     # prepended to each backend name to form the catalog name, for servers whose tool
     # names collide with another server's
     toolPrefix: str = Field(default="", pattern=r"^[A-Za-z0-9_.\-]{0,32}$")
+    # requests, in everyday words, that look like a job of this server's tools but that none
+    # of them does: the page offers none of its tools for a request closer to one of these
+    # than to any of its tools' examples (router/catalog/fit_gate.py rule 8)
+    not_for: list[str] = Field(default_factory=list)
+
+    @field_validator("not_for")
+    @classmethod
+    def _not_for_are_short_requests(cls, not_for: list[str]) -> list[str]:
+        if len(not_for) > MAX_NOT_FOR:
+            raise ValueError(f"{len(not_for)} not-for requests; at most {MAX_NOT_FOR} per server")
+        return _distinct(_clean_phrases(not_for, MAX_EXAMPLE_CHARS, "not-for request"), "not-for request")
 
 
 class SeedFile(SeedHeader):

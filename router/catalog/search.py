@@ -21,7 +21,7 @@ breaker open) demoted by UNAVAILABLE_PENALTY, then the name.
 """
 
 from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import apsw
@@ -43,7 +43,7 @@ from router.facade.breaker import OPEN_SECONDS
 
 if TYPE_CHECKING:
     from router.catalog.lexical_index import Ranking
-    from router.catalog.semantic_index import ExampleCosines
+    from router.catalog.semantic_index import ExampleCosines, NotForMatch
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
@@ -167,6 +167,10 @@ class Evidence:
     # takes none; or asks to do away with it, and this tool only reads
     # (router/catalog/request_objects.py)
     misses_the_path: bool = False
+    # its server's not-for requests (servers.not_for): the request's best cosine with them and
+    # with the server's tools (own vectors and examples); 0 and 0 when it has none
+    not_for_cosine: float = 0.0
+    server_cosine: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -250,6 +254,8 @@ class SemanticParts:
     cosines: dict[int, float]
     examples: "ExampleCosines | None"
     weight: float
+    # per server with not-for requests: how the query matches them and the server's tools
+    not_for: "Mapping[str, NotForMatch]" = field(default_factory=dict)
 
     def example(self, tool_id: int) -> float:
         """The tool's best example cosine (0 without examples)."""
@@ -307,7 +313,7 @@ def _semantic_candidates(
             cosines[tool_id] = max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    return SemanticParts(cosines | neighbours, examples, weight)
+    return SemanticParts(cosines | neighbours, examples, weight, index.not_for_matches(vector, *readings))
 
 
 def search(
@@ -448,10 +454,19 @@ def search(
                 names_the_opposite(request_verb, row.name_words, exists),
                 (changes_a_path and row.changes_things and not row.takes_a_path)
                 or (removes_a_path and row.only_reads),
+                *_not_for(semantic_parts, row.server),
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
     ]
+
+
+def _not_for(semantic_parts: SemanticParts, server: str) -> tuple[float, float]:
+    """Evidence.not_for_cosine and server_cosine of a tool of `server`."""
+    match = semantic_parts.not_for.get(server)
+    if match is None:
+        return 0.0, 0.0
+    return round(match.not_for, COSINE_DECIMALS), round(match.tools, COSINE_DECIMALS)
 
 
 def _coverage(

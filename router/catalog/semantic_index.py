@@ -9,7 +9,8 @@ A tool without a vector (none was computed for this model) has cosine 0 and is n
 semantic neighbour. The tools' example requests have vectors of their own
 (router/catalog/example_vectors.py), always scored whole (a catalog's examples are a few per
 tool that has any): a tool's cosine is the better of its own vector's and its examples' match
-(EXAMPLE_CENTROID_SHARE).
+(EXAMPLE_CENTROID_SHARE). So are the servers' not-for requests, each read against its server's
+tools (not_for_matches).
 """
 
 import sys
@@ -68,6 +69,22 @@ class ExampleCosines:
 NO_EXAMPLES = ExampleCosines(np.zeros(0, np.intp), np.zeros(0, np.float32), [], {})
 
 
+@dataclass(frozen=True)
+class NotForMatch:
+    """How a request matches a server's not-for requests and its tools: the best cosine of
+    each, over the request and its readings (the tools': their own vectors' and every example's)."""
+
+    not_for: float
+    tools: float
+
+
+@dataclass(frozen=True)
+class _NotForServer:
+    rows: np.ndarray  # its not-for requests' rows in the not-for matrix
+    tool_rows: np.ndarray  # its tools' rows in the index
+    example_rows: np.ndarray  # its tools' examples' rows in the examples' matrix
+
+
 class SemanticIndex:
     """The vectors of one catalog version for one model, with what the search filters read."""
 
@@ -85,6 +102,10 @@ class SemanticIndex:
         self._example_rows = np.zeros(0, np.intp)
         self._example_at: dict[int, int] = {}
         self._example_means = np.zeros((0, 1), np.float32)
+        self._example_owners = np.zeros(0, np.int64)
+        # the servers' not-for requests' vectors, and each such server's rows
+        self._not_for = np.zeros((0, 1), np.float32)
+        self._not_for_servers: dict[str, _NotForServer] = {}
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
         """Reload when the catalog or the model changed since the last load."""
@@ -112,6 +133,7 @@ class SemanticIndex:
             self._columns = self._columns.reordered(order)
         self._row_of = dict(zip(self.ids.tolist(), range(len(self.ids))))
         self._load_examples(model)
+        self._load_not_for(model, dict(zip(ids, servers)))
         self._key = (version, model.identity)
         return self
 
@@ -120,6 +142,7 @@ class SemanticIndex:
         found = example_vectors.example_rows(self._conn, model.identity, model.dim)
         inside = np.array([int(owner) in self._row_of for owner in found.owners], bool)
         owners, self._examples, written = found.owners[inside], found.matrix[inside], found.written[inside]
+        self._example_owners = owners
         self._example_starts = (
             np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]]) if len(owners) else owners
         )
@@ -132,6 +155,37 @@ class SemanticIndex:
             self._example_means = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         else:
             self._example_means = np.zeros((0, model.dim), np.float32)
+
+    def _load_not_for(self, model: EmbeddingModel, server_of: Mapping[int, object]) -> None:
+        """The not-for requests' vectors, and for each server that has any the rows of its
+        tools and of their examples (`server_of`: each tool id's server)."""
+        found = example_vectors.not_for_rows(self._conn, model.identity, model.dim)
+        self._not_for = found.matrix
+        names = np.array(found.servers, object)
+        row_servers = np.array([server_of[tool_id] for tool_id in self.ids.tolist()], object)
+        example_servers = np.array([server_of[tool_id] for tool_id in self._example_owners.tolist()], object)
+        self._not_for_servers = {
+            str(name): _NotForServer(
+                np.flatnonzero(names == name),
+                np.flatnonzero(row_servers == name),
+                np.flatnonzero(example_servers == name),
+            )
+            for name in sorted(set(found.servers))
+        }
+
+    def not_for_matches(self, query: np.ndarray, *readings: np.ndarray) -> dict[str, NotForMatch]:
+        """For each server with not-for requests, how the request matches them and its tools."""
+        if not self._not_for_servers:
+            return {}
+        queries = np.stack([np.asarray(q, np.float32) for q in (query, *readings)], axis=1)
+        not_for = (self._not_for @ queries).max(axis=1)
+        matches = {}
+        for name, server in self._not_for_servers.items():
+            tools = (self.matrix[server.tool_rows] @ queries).max(initial=0.0)
+            if len(server.example_rows):
+                tools = max(tools, (self._examples[server.example_rows] @ queries).max())
+            matches[name] = NotForMatch(float(not_for[server.rows].max()), float(tools))
+        return matches
 
     def example_cosines(self, query: np.ndarray, *readings: np.ndarray) -> ExampleCosines:
         """How each tool's examples match the query (EXAMPLE_CENTROID_SHARE), for the tools

@@ -13,7 +13,7 @@ from pathlib import Path
 from router.backends.availability import Availability
 from router.backends.servers import load_servers
 from router.catalog.evaluation import QueryLineError, query_line
-from router.catalog.fit_gate import fitting
+from router.catalog.fit_gate import fitting, named, not_its_servers_job
 from router.catalog.search import (
     DEFAULT_LIMIT,
     UNAVAILABLE_PENALTY,
@@ -137,7 +137,7 @@ def run_search(args: argparse.Namespace) -> int:
         print(json.dumps([hit.to_dict() for hit in shown], ensure_ascii=False, indent=2))
         return 0
     for rank, hit in enumerate(shown, start=1):
-        left_out = "" if hit.name in fit else "  (not on the page: does not fit the request)"
+        left_out = "" if hit.name in fit else f"  (not on the page: {_why_left_off(hit)})"
         print(f"{rank:2d}. {hit.name}  [{hit.profile}]  {_shown_score(hit)}{left_out}\n    {hit.summary}")
         if hit.explain is not None:
             e = hit.explain
@@ -155,6 +155,18 @@ def run_search(args: argparse.Namespace) -> int:
     elif not shown:
         print("no matching tools")
     return 0
+
+
+def _why_left_off(hit: SearchHit) -> str:
+    """Why the gate kept a ranked hit off the page: rule 8's reason names its figures (a
+    not-for request is a seed's choice an operator may want to revisit), else the general one."""
+    e = hit.evidence
+    if e is not None and not_its_servers_job(e) and not named(e):
+        return (
+            f"its server leaves this job to others (not-for {e.not_for_cosine:.2f}"
+            f" against its tools' {e.server_cosine:.2f})"
+        )
+    return "does not fit the request"
 
 
 def _on_the_page(hits: list[SearchHit], limit: int) -> tuple[list[SearchHit], str | None]:
