@@ -4,9 +4,12 @@ whose names and paths differ from every example's finds the tool its ask matches
 
 import pytest
 
-from router.catalog.request_payload import MAX_READ_CHARS, PATTERNS, without_payload
+from router.backends.servers import SearchSettings
+from router.catalog.request_payload import MAX_READ_CHARS, PATTERNS, TOPIC, without_payload, without_topic
 from router.catalog.search import search
+from router.facade.search_page import page_for_query
 from tests.test_fit_gate import seeded  # noqa: F401 (a fixture)
+from tests.test_search_page import default_install
 
 
 @pytest.mark.parametrize(
@@ -65,3 +68,45 @@ def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, m
     written = {hit.name: hit.evidence.example_cosine for hit in search(seeded, query, evidence=True)}
     assert read["open_nodes"] >= written["open_nodes"] + 0.2
     assert read["open_nodes"] == max(read.values())
+
+
+@pytest.mark.parametrize(
+    "reading, asked",
+    [
+        ("do you have anything saved about the kubernetes cluster", "do you have anything saved"),
+        ("has anything been saved about the redis migration?", "has anything been saved"),
+        ("what do we know regarding the billing service", "what do we know"),
+        # too little left before the topic to match on, or no topic at all
+        ("tell me about the release", "tell me about the release"),
+        ("turn on dark mode", "turn on dark mode"),
+        ("show the last 10 commits", "show the last 10 commits"),
+    ],
+)
+def test_a_reading_without_its_topic_keeps_what_is_asked(reading, asked):
+    assert without_topic(reading) == asked
+
+
+def test_the_topic_pattern_reads_a_long_request_once():
+    import time
+
+    for text in ("a " * 40_000, "about " * 20_000, "x on" * 20_000):
+        started = time.perf_counter()
+        TOPIC.sub("", text)
+        assert time.perf_counter() - started < 0.5, text[:8]
+    paste = "anything saved about it " * (MAX_READ_CHARS // 24 + 1)
+    assert without_topic(paste) == paste
+
+
+def test_a_recall_about_a_topic_no_example_names_finds_the_memory_search(seeded, monkeypatch):  # noqa: F811
+    query = "do you have anything saved about the kubernetes cluster"
+
+    def first_on_page() -> list[str]:
+        page = page_for_query(
+            seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
+        )
+        return [tool["name"] for tool in page["tools"]][:1]
+
+    assert first_on_page() == ["search_nodes"]
+    # read with its topic, the topic's words pull the request towards a web search
+    monkeypatch.setattr("router.catalog.search.without_topic", lambda text: text)
+    assert first_on_page() != ["search_nodes"]

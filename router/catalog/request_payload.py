@@ -67,3 +67,19 @@ def without_payload(text: str) -> str:
     text = IDENTIFIER.sub(" ", text)
     text = NAME.sub(" ", text)
     return " ".join(text.split())
+
+
+# What a request is about, from the word that says so to its end: "anything saved about the
+# kubernetes cluster". The topic is payload too: what is asked is the words before it.
+TOPIC = re.compile(r"\s+(?:about|regarding|re|on)\b.*$", re.IGNORECASE | re.DOTALL)
+# Fewer words than this left before the topic say too little to match on ("tell me").
+MIN_WORDS_BEFORE_TOPIC = 3
+
+
+def without_topic(reading: str) -> str:
+    """A reading (without payload) without what it is about, or the reading itself when that
+    would leave too little or there is no topic."""
+    if len(reading) > MAX_READ_CHARS:
+        return reading
+    asked = TOPIC.sub("", reading)
+    return asked if len(asked.split()) >= MIN_WORDS_BEFORE_TOPIC else reading

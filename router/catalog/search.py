@@ -35,7 +35,7 @@ from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.request_intent import action_word
 from router.catalog.request_objects import changes_a_named_path, removes_a_named_path
-from router.catalog.request_payload import without_payload
+from router.catalog.request_payload import without_payload, without_topic
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
 from router.errors import QueryError
@@ -292,11 +292,13 @@ def _semantic_candidates(
     weight = getattr(model, "semantic_weight", SEMANTIC_WEIGHT)
     min_cosine = getattr(model, "semantic_min_cosine", SEMANTIC_MIN_COSINE)
     vector = model.encode([query])[0]
-    # the query is matched with the examples as written and, read without its payload, with
-    # the examples read so too (router/catalog/request_payload.py); a catalog without examples
-    # (most large ones) is spared the reading
+    # the query is matched with the examples as written and, read without its payload (and
+    # then without its topic), with the examples read so too (router/catalog/request_payload.py);
+    # a catalog without examples (most large ones) is spared the readings
     reading = without_payload(query) if index.has_examples else query
-    readings = [model.encode([reading])[0]] if reading and reading != query else []
+    asked = without_topic(reading)
+    distinct = [text for text in dict.fromkeys((reading, asked)) if text and text != query]
+    readings = list(model.encode(distinct)) if distinct else []
     examples = index.example_cosines(vector, *readings)
     neighbours = index.nearest(
         vector,
