@@ -5,7 +5,12 @@ file, nor is reading it."""
 import pytest
 
 from router.catalog.request_intent import action_word
-from router.catalog.request_objects import changes_a_named_path, removes_a_named_path, takes_a_path
+from router.catalog.request_objects import (
+    changes_a_named_path,
+    names_a_path,
+    removes_a_named_path,
+    takes_a_path,
+)
 from router.catalog.search import search
 from tests.test_fit_gate import page_for, seeded  # noqa: F401 (a fixture)
 from tests.test_search_page import default_install
@@ -59,3 +64,27 @@ def test_a_tool_that_cannot_act_on_the_named_file_is_not_on_its_page(seeded):  #
     # a tool that takes the path keeps its place
     page = page_for(seeded, "rename old.py to new.py", unavailable)
     assert page["tools"][0]["name"] == "move_file"
+
+
+def test_which_requests_name_a_path():
+    assert names_a_path("peek at the last 50 lines of logs/server.log")
+    assert names_a_path("what does .env.example contain")
+    assert not names_a_path("grab https://example.com/a/b.html")
+    assert not names_a_path("show the device logs")
+
+
+def test_an_uncallable_tool_that_takes_no_path_does_not_outdo_a_file_reader_for_a_named_file(
+    seeded,  # noqa: F811
+    monkeypatch,
+):
+    # a phone's log reader asks for logs in words closer to "peek at the last 50 lines" than
+    # the file reader's examples do, but it cannot read logs/server.log
+    query = "peek at the last 50 lines of logs/server.log"
+    unavailable = default_install(seeded)
+    hits = {hit.name: hit for hit in search(seeded, query, limit=10, unavailable=unavailable, evidence=True)}
+    assert hits["adb_get_logcat"].evidence.ignores_the_path
+    assert not hits["read_text_file"].evidence.ignores_the_path
+    assert "read_text_file" in [tool["name"] for tool in page_for(seeded, query, unavailable)["tools"]]
+    # without the path rule, rule 5 takes the reader off the page
+    monkeypatch.setattr("router.catalog.search.names_a_path", lambda query: False)
+    assert "read_text_file" not in [tool["name"] for tool in page_for(seeded, query, unavailable)["tools"]]

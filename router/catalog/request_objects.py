@@ -31,7 +31,12 @@ def changes_a_named_path(query: str, verb: str | None) -> bool:
     one) or as a file or folder."""
     if verb not in _OBJECT_VERBS:
         return False
-    return PATH.search(LINK.sub(" ", query)) is not None or _FILE_WORDS.search(query) is not None
+    return names_a_path(query) or _FILE_WORDS.search(query) is not None
+
+
+def names_a_path(query: str) -> bool:
+    """Whether the request names a file or folder by its path (a link is not one)."""
+    return PATH.search(LINK.sub(" ", query)) is not None
 
 
 def removes_a_named_path(query: str, verb: str | None) -> bool:

@@ -34,7 +34,7 @@ from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.request_intent import action_word
-from router.catalog.request_objects import changes_a_named_path, removes_a_named_path
+from router.catalog.request_objects import changes_a_named_path, names_a_path, removes_a_named_path
 from router.catalog.request_payload import without_payload, without_topic
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
@@ -171,6 +171,9 @@ class Evidence:
     # with the server's tools (own vectors and examples); 0 and 0 when it has none
     not_for_cosine: float = 0.0
     server_cosine: float = 0.0
+    # the request names a file or folder by its path and this tool takes none
+    # (router/catalog/request_objects.py): it cannot be doing what is asked of that file
+    ignores_the_path: bool = False
 
 
 @dataclass(frozen=True)
@@ -427,6 +430,7 @@ def search(
     exists = evidence and says_it_exists(query)
     changes_a_path = evidence and changes_a_named_path(query, request_verb)
     removes_a_path = changes_a_path and removes_a_named_path(query, request_verb)
+    path_named = evidence and names_a_path(query)
     return [
         SearchHit(
             row.name,
@@ -457,6 +461,7 @@ def search(
                 (changes_a_path and row.changes_things and not row.takes_a_path)
                 or (removes_a_path and row.only_reads),
                 *_not_for(semantic_parts, row.server),
+                path_named and not row.takes_a_path,
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
