@@ -148,10 +148,23 @@ def test_the_page_is_cut_where_hits_fall_far_below_the_best(seeded):
         ("book me a flight to Lisbon", False),
         ("seed the database", False),
         ("stgae my changes", False),
+        # "get" reads, "get rid of" removes
+        ("get the readme", True),
+        ("get rid of the note that Dana prefers email", False),
     ],
 )
 def test_which_requests_only_ask_to_read(query, reads):
     assert asks_only_to_read(query) is reads
+
+
+def test_a_phrasal_verb_leads_with_the_verb_it_means(seeded):
+    from router.catalog.request_intent import action_word
+
+    query = "get rid of the note that Dana prefers email, it's outdated"
+    assert action_word(query) == "remove"
+    assert action_word("getting rid of old_backup.zip") == "remove"
+    page = page_for(seeded, query, default_install(seeded))
+    assert page["tools"][0]["name"] == "delete_observations"
 
 
 @pytest.mark.parametrize(

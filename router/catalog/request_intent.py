@@ -47,8 +47,17 @@ _CHANGE_VERBS = frozenset(
 # A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
 # only in words this long: shorter ones are one slip away from too many others.
 MIN_SLIP_LENGTH = 4
+# Phrases whose first word reads ("get") but that ask for a change: read as the verb they mean.
+_PHRASAL_VERBS = ((re.compile(r"\bget(?:ting)? rid of\b", re.IGNORECASE), "remove"),)
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
 _WORD = re.compile(r"[a-z][a-z'’]*")
+
+
+def _plain(text: str) -> str:
+    """The text with each phrasal verb replaced by the verb it means."""
+    for phrase, verb in _PHRASAL_VERBS:
+        text = phrase.sub(verb, text)
+    return text
 
 
 def _words(text: str) -> list[str]:
@@ -68,7 +77,11 @@ def action_word(text: str) -> str | None:
     when it leads with a reading opening or a question ("show", "what", "is"), a function word,
     or has no word."""
     word = next(
-        (w for w in (m.group().replace("’", "'") for m in _WORD.finditer(text.lower())) if w not in _LEAD_IN),
+        (
+            w
+            for w in (m.group().replace("’", "'") for m in _WORD.finditer(_plain(text).lower()))
+            if w not in _LEAD_IN
+        ),
         None,
     )
     # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
@@ -113,7 +126,7 @@ def _reads(word: str) -> bool:
 
 def asks_only_to_read(query: str) -> bool:
     """Whether the request asks to read or look, and nothing else (see the module's doc)."""
-    clauses = [c for c in _CLAUSE_BREAK.split(query.lower()) if c.strip()]
+    clauses = [c for c in _CLAUSE_BREAK.split(_plain(query).lower()) if c.strip()]
     if not clauses:
         return False
     words = _words(clauses[0])
