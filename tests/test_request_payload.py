@@ -76,6 +76,9 @@ def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, m
         ("do you have anything saved about the kubernetes cluster", "do you have anything saved"),
         ("has anything been saved about the redis migration?", "has anything been saved"),
         ("what do we know regarding the billing service", "what do we know"),
+        # what follows a colon is what to act on
+        ("keep in mind for later: likes short commit messages", "keep in mind for later"),
+        ("note: the api is down", "note: the api is down"),
         # too little left before the topic to match on, or no topic at all
         ("tell me about the release", "tell me about the release"),
         ("turn on dark mode", "turn on dark mode"),

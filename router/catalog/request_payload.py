@@ -69,9 +69,10 @@ def without_payload(text: str) -> str:
     return " ".join(text.split())
 
 
-# What a request is about, from the word that says so to its end: "anything saved about the
-# kubernetes cluster". The topic is payload too: what is asked is the words before it.
-TOPIC = re.compile(r"\s+(?:about|regarding|re|on)\b.*$", re.IGNORECASE | re.DOTALL)
+# What a request is about, from the word that says so (or a colon) to its end: "anything saved
+# about the kubernetes cluster", "keep in mind for later: ...". The topic is payload too: what
+# is asked is the words before it.
+TOPIC = re.compile(r"\s+(?:about|regarding|re|on)\b.*$|:\s.*$", re.IGNORECASE | re.DOTALL)
 # Fewer words than this left before the topic say too little to match on ("tell me").
 MIN_WORDS_BEFORE_TOPIC = 3
 
