@@ -9,7 +9,7 @@ import importlib
 import sys
 import time
 
-from bench.report import Options, write_benchmarks_page, write_results
+from bench.report import Options, update_sections, write_benchmarks_page, write_results
 
 BENCHES = [
     "bench.quality",
@@ -40,6 +40,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", action="append", help="run only this bench module (repeatable)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument(
+        "--update",
+        action="store_true",
+        help="with --only: replace those modules' sections of docs/benchmarks.md and bench/results.json",
+    )
+    parser.add_argument(
         "--dev",
         action="store_true",
         help="quality on the development sets only, leaving the held-out sets unseen (implies --no-write)",
@@ -65,6 +70,9 @@ def main(argv: list[str]) -> int:
         write_benchmarks_page(sections)
         write_results(sections)
         print("results written to docs/benchmarks.md and bench/results.json")
+    elif options.write and args.update:
+        update_sections(sections)
+        print("these sections replaced in docs/benchmarks.md and bench/results.json")
     return 0
 
 

@@ -49,6 +49,28 @@ def write_benchmarks_page(sections: list[Section], page: Path = BENCHMARKS_PAGE)
     page.write_text(text, encoding="utf-8")
 
 
+def update_sections(sections: list[Section], page: Path = BENCHMARKS_PAGE, results: Path = RESULTS) -> None:
+    """Replace these sections, found by title, in the page's generated block and in the results,
+    keeping every other section as its last run wrote it (a section not there yet is appended)."""
+    text = page.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{page}: no generated block to update; run `make bench` first")
+    head, rest = text.split(BEGIN, 1)
+    block, tail = rest.split(END, 1)
+    for section in sections:
+        fresh = f"### {section.title}\n\n{section.markdown}\n\n"
+        old = re.compile(r"^### " + re.escape(section.title) + r"\n.*?(?=^### |\Z)", re.DOTALL | re.MULTILINE)
+        found = old.search(block)
+        if found:
+            block = block[: found.start()] + fresh + block[found.end() :]
+        else:
+            block = block.rstrip("\n") + "\n\n" + fresh
+    page.write_text(head + BEGIN + "\n" + block.strip("\n") + "\n" + END + tail, encoding="utf-8")
+    data = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
+    data.update({s.title: s.data for s in sections})
+    results.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def link_from_page(path: Path, page: Path = BENCHMARKS_PAGE) -> str:
     """A file of the project as a relative link from the generated page."""
     return Path(os.path.relpath(path, page.parent)).as_posix()

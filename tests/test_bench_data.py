@@ -75,11 +75,11 @@ def test_every_bench_module_imports():
 
 
 def test_the_page_sets_name_only_seeded_tools_and_say_what_to_avoid(conn):
-    from bench.page_quality import PAGE_DEV, PAGE_HELDOUT, read_page_set
+    from bench.page_quality import DEVELOPMENT_PAGE_SETS, HELD_OUT_PAGE_SETS, read_page_set
 
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
     names = {name for (name,) in conn.execute("SELECT name FROM tools")}
-    for path in (PAGE_DEV, PAGE_HELDOUT):
+    for path in (*DEVELOPMENT_PAGE_SETS.values(), *HELD_OUT_PAGE_SETS.values()):
         requests = read_page_set(path, names)  # an unknown tool name ends the bench: here, the test
         assert len(requests) >= 60 and len({r.id for r in requests}) == len(requests)
         assert any(not r.relevant for r in requests) and any(r.avoid for r in requests)

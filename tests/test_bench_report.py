@@ -1,9 +1,11 @@
 """`make bench` writes its figures into docs/benchmarks.md between the markers, keeping the
 page's hand-written header, and nowhere in the README."""
 
+import json
+
 from bench import __main__ as bench_main
 from bench.paths import BENCHMARKS_PAGE, CHART
-from bench.report import BEGIN, END, Section, link_from_page, write_benchmarks_page
+from bench.report import BEGIN, END, Section, link_from_page, update_sections, write_benchmarks_page
 from tests.docs_support import README, page
 
 HEADER = "# Benchmarks\n\nWhat each section measures, written by hand.\n\n## Results\n\n"
@@ -45,3 +47,15 @@ def test_the_chart_link_resolves_from_the_page():
     assert link == "../bench/latency.png"
     assert (BENCHMARKS_PAGE.parent / link).resolve() == CHART
     assert f"]({link})" in page(BENCHMARKS_PAGE)
+
+
+def test_one_module_s_sections_replace_theirs_and_keep_the_others(tmp_path):
+    target, results = tmp_path / "benchmarks.md", tmp_path / "results.json"
+    target.write_text(f"{HEADER}{BEGIN}\nold{END}\n\nA closing note.\n", encoding="utf-8")
+    write_benchmarks_page([Section("Latency", "fast"), Section("Page", "old page")], target)
+    results.write_text(json.dumps({"Latency": {"ms": 1}, "Page": {"first": 0.5}}), encoding="utf-8")
+    update_sections([Section("Page", "new page", {"first": 0.9}), Section("Size", "77 MB")], target, results)
+    text = target.read_text(encoding="utf-8")
+    assert f"{BEGIN}\n### Latency\n\nfast\n\n### Page\n\nnew page\n\n### Size\n\n77 MB\n{END}" in text
+    assert text.startswith(HEADER) and text.endswith(f"{END}\n\nA closing note.\n")
+    assert json.loads(results.read_text()) == {"Latency": {"ms": 1}, "Page": {"first": 0.9}, "Size": {}}
