@@ -1,9 +1,9 @@
 """The page an agent acts on: is its first tool the right one, and is it empty when nothing
 callable does the job?
 
-Requests (bench/queries/page_dev.jsonl, page_heldout.jsonl, page_final.jsonl and
-page_blind.jsonl for development: the last three were held out until reported, and have been
-tuned on since; page_blind2.jsonl held out: written blind, reported once, never tuned on; `--dev`
+Requests (bench/queries/page_dev.jsonl, page_heldout.jsonl, page_final.jsonl, page_blind.jsonl
+and page_blind2.jsonl for development: the last four were held out until reported, and have been
+tuned on since; page_blind3.jsonl held out: written blind, reported once, never tuned on; `--dev`
 leaves it unread) are everyday requests, each line
 {"id", "query", "relevant": [tools, best first; [] when nothing in the catalog does it],
 "avoid": [tools that are a harmful first pick]}. Each is searched on the seeded catalog with
@@ -58,17 +58,19 @@ PAGE_DEV = QUERIES_DIR / "page_dev.jsonl"
 PAGE_HELDOUT = QUERIES_DIR / "page_heldout.jsonl"
 PAGE_FINAL = QUERIES_DIR / "page_final.jsonl"
 PAGE_BLIND = QUERIES_DIR / "page_blind.jsonl"
-# Tuned on: page_heldout, page_final and page_blind count here since each was reported once
-# (PAGE_SETS.md).
+PAGE_BLIND2 = QUERIES_DIR / "page_blind2.jsonl"
+# Tuned on: page_heldout, page_final, page_blind and page_blind2 count here since each was
+# reported once (PAGE_SETS.md).
 DEVELOPMENT_PAGE_SETS = {
     "page_dev": PAGE_DEV,
     "page_heldout": PAGE_HELDOUT,
     "page_final": PAGE_FINAL,
     "page_blind": PAGE_BLIND,
+    "page_blind2": PAGE_BLIND2,
 }
-# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND2.md)
-PAGE_BLIND2 = QUERIES_DIR / "page_blind2.jsonl"
-HELD_OUT_PAGE_SETS = {"page_blind2": PAGE_BLIND2}
+# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND3.md)
+PAGE_BLIND3 = QUERIES_DIR / "page_blind3.jsonl"
+HELD_OUT_PAGE_SETS = {"page_blind3": PAGE_BLIND3}
 # The servers a default install can call (issue 36: time, git, fetch, filesystem, memory).
 CORE_SERVERS = frozenset({"time", "git", "fetch", "filesystem", "memory"})
 GENERIC_REASON = "not installed in the default install"
