@@ -19,6 +19,7 @@ from router.db import SCHEMA_VERSION, catalog_version, connect
 from router.errors import SeedError
 from router.facade.search_page import page_for_query
 from router.paths import SEEDS_DIR
+from tests.test_fit_gate import seeded  # noqa: F401 (a fixture)
 
 # every server callable: the rule, not availability, empties these pages
 NOTHING_UNAVAILABLE: dict[str, str] = {}
@@ -37,14 +38,6 @@ def write_git_seed(seed_dir, seed: dict) -> None:
     (seed_dir / "git.json").write_text(json.dumps(seed), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    conn = connect(tmp_path_factory.mktemp("not_for") / "seeded.db")
-    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    yield conn
-    conn.close()
-
-
 @pytest.mark.parametrize(
     "query",
     [
@@ -55,7 +48,7 @@ def seeded(tmp_path_factory):
         "undo my last commit",
     ],
 )
-def test_a_job_the_git_server_leaves_to_others_gets_none_of_its_tools(seeded, query):
+def test_a_job_the_git_server_leaves_to_others_gets_none_of_its_tools(seeded, query):  # noqa: F811
     hits = search(seeded, query, evidence=True)
     git_hits = [hit for hit in hits if hit.server == "git"]
     assert git_hits, query  # search still ranks them; the gate is what keeps them off
@@ -73,13 +66,13 @@ def test_a_job_the_git_server_leaves_to_others_gets_none_of_its_tools(seeded, qu
         ("show me the last five commits", "git_log"),
     ],
 )
-def test_the_jobs_the_git_server_does_keep_its_tools(seeded, query, tool):
+def test_the_jobs_the_git_server_does_keep_its_tools(seeded, query, tool):  # noqa: F811
     hits = {hit.name: hit for hit in search(seeded, query, evidence=True)}
     assert not not_its_servers_job(hits[tool].evidence), query
     assert tool in page_tools(seeded, query)[:3], query
 
 
-def test_other_servers_say_what_they_leave_to_others(seeded):
+def test_other_servers_say_what_they_leave_to_others(seeded):  # noqa: F811
     # fetch does not turn a page into a PDF, the clock sets no timers, memory deletes no branch
     assert "fetch" not in page_tools(seeded, "save https://example.com/guide as a pdf file")
     assert not {"get_current_time", "convert_time"} & set(page_tools(seeded, "set a timer for 25 minutes"))

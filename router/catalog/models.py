@@ -144,9 +144,7 @@ class CatalogTool(BaseModel):
     @field_validator("examples")
     @classmethod
     def _examples_are_a_few_short_requests(cls, examples: list[str]) -> list[str]:
-        if len(examples) > MAX_EXAMPLES:
-            raise ValueError(f"{len(examples)} examples; at most {MAX_EXAMPLES} per tool")
-        return _distinct(_clean_phrases(examples, MAX_EXAMPLE_CHARS, "example"), "example")
+        return _few_short_requests(examples, MAX_EXAMPLES, "example", "tool")
 
     @property
     def read_only_source(self) -> ReadOnlySource:
@@ -200,6 +198,13 @@ def _clean_phrases(values: list[str], max_chars: int, what: str) -> list[str]:
     return cleaned
 
 
+def _few_short_requests(requests: list[str], most: int, what: str, per: str) -> list[str]:
+    """At most `most` distinct requests (examples, not-for requests), each short and not empty."""
+    if len(requests) > most:
+        raise ValueError(f"{len(requests)} {what}s; at most {most} per {per}")
+    return _distinct(_clean_phrases(requests, MAX_EXAMPLE_CHARS, what), what)
+
+
 def _distinct(phrases: list[str], what: str) -> list[str]:
     repeated = sorted({p for p in phrases if phrases.count(p) > 1})
     if repeated:
@@ -227,9 +232,7 @@ class SeedHeader(BaseModel):
     @field_validator("not_for")
     @classmethod
     def _not_for_are_short_requests(cls, not_for: list[str]) -> list[str]:
-        if len(not_for) > MAX_NOT_FOR:
-            raise ValueError(f"{len(not_for)} not-for requests; at most {MAX_NOT_FOR} per server")
-        return _distinct(_clean_phrases(not_for, MAX_EXAMPLE_CHARS, "not-for request"), "not-for request")
+        return _few_short_requests(not_for, MAX_NOT_FOR, "not-for request", "server")
 
 
 class SeedFile(SeedHeader):
