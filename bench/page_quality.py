@@ -1,10 +1,10 @@
 """The page an agent acts on: is its first tool the right one, and is it empty when nothing
 callable does the job?
 
-Requests (bench/queries/page_dev.jsonl, page_heldout.jsonl, page_final.jsonl, page_blind.jsonl
-and page_blind2.jsonl for development: the last four were held out until reported, and have been
-tuned on since; page_blind3.jsonl held out: written blind, reported once, never tuned on; `--dev`
-leaves it unread) are everyday requests, each line
+Requests (bench/queries/page_dev.jsonl, page_heldout.jsonl, page_final.jsonl, page_blind.jsonl,
+page_blind2.jsonl and page_blind3.jsonl for development: the last five were held out until
+reported, and have been tuned on since; page_blind4.jsonl held out: written blind, reported once,
+never tuned on; `--dev` leaves it unread) are everyday requests, each line
 {"id", "query", "relevant": [tools, best first; [] when nothing in the catalog does it],
 "avoid": [tools that are a harmful first pick]}. Each is searched on the seeded catalog with
 the default install's availability (the core servers callable, every other one not) through
@@ -59,18 +59,20 @@ PAGE_HELDOUT = QUERIES_DIR / "page_heldout.jsonl"
 PAGE_FINAL = QUERIES_DIR / "page_final.jsonl"
 PAGE_BLIND = QUERIES_DIR / "page_blind.jsonl"
 PAGE_BLIND2 = QUERIES_DIR / "page_blind2.jsonl"
-# Tuned on: page_heldout, page_final, page_blind and page_blind2 count here since each was
-# reported once (PAGE_SETS.md).
+PAGE_BLIND3 = QUERIES_DIR / "page_blind3.jsonl"
+# Tuned on: page_heldout, page_final and the page_blind sets count here since each was reported
+# once (PAGE_SETS.md).
 DEVELOPMENT_PAGE_SETS = {
     "page_dev": PAGE_DEV,
     "page_heldout": PAGE_HELDOUT,
     "page_final": PAGE_FINAL,
     "page_blind": PAGE_BLIND,
     "page_blind2": PAGE_BLIND2,
+    "page_blind3": PAGE_BLIND3,
 }
-# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND3.md)
-PAGE_BLIND3 = QUERIES_DIR / "page_blind3.jsonl"
-HELD_OUT_PAGE_SETS = {"page_blind3": PAGE_BLIND3}
+# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND4.md)
+PAGE_BLIND4 = QUERIES_DIR / "page_blind4.jsonl"
+HELD_OUT_PAGE_SETS = {"page_blind4": PAGE_BLIND4}
 # The servers a default install can call (issue 36: time, git, fetch, filesystem, memory).
 CORE_SERVERS = frozenset({"time", "git", "fetch", "filesystem", "memory"})
 GENERIC_REASON = "not installed in the default install"
