@@ -42,7 +42,7 @@ _CHANGE_VERBS = frozenset(
     switch checkout reset revert apply tap click type press swipe build render export import
     download upload send post format fix insert append copy restart close mkdir rm mv cp undo
     discard clear drop merge rebase tag modify overwrite generate open schedule book order email
-    message notify ping share publish deploy buy pay subscribe invite""".split()
+    message notify remind alert ping share publish deploy buy pay subscribe invite""".split()
 )
 # A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
 # only in words this long: shorter ones are one slip away from too many others.
