@@ -30,6 +30,10 @@ from tests.test_search_page import default_install
         ("call it parse_config", "call it"),
         ("show pyproject.toml at tag v0.3.0", "show file at tag"),
         ("mail bob@example.org the log", "mail email address the log"),
+        # a host name is a link without its scheme; a script's name is no host
+        ("is status.stripe.com showing any incidents?", "is web page showing any incidents?"),
+        ("what does the readme on github.com/astral-sh/uv say", "what does the readme on web page say"),
+        ("run deploy.sh", "run file"),
         # numbers and times are the ask's own words; the first word is never taken for a name
         ("if it's 3pm in London, what time is it at 09:30 UTC", "if it's 3pm in , what time is it at 09:30"),
         ("Show the last 10 commits", "Show the last 10 commits"),
@@ -68,6 +72,15 @@ def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, m
     written = {hit.name: hit.evidence.example_cosine for hit in search(seeded, query, evidence=True)}
     assert read["open_nodes"] >= written["open_nodes"] + 0.2
     assert read["open_nodes"] == max(read.values())
+
+
+def test_a_host_named_without_its_scheme_is_fetched_not_matched_by_its_words(seeded):  # noqa: F811
+    # "status" in the host's name is no git status: the words read a link as a link
+    query = "is status.stripe.com showing any incidents rn?"
+    page = page_for_query(
+        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
+    )
+    assert [tool["name"] for tool in page["tools"]][:1] == ["fetch"]
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,14 @@ MAX_READ_CHARS = 4_096
 # Each kind of payload, in the order they are replaced (a link holds a path, a path a dot).
 # Each pattern starts only where a run of its characters starts and takes the run whole
 # (possessive), so a long run of them is read once, not once per character.
-LINK = re.compile(r"\b(?:https?|wss?|ftp)://\S+", re.IGNORECASE)
+# A link, with its scheme or as a bare host name ending in a common top-level domain
+# (`status.stripe.com`, `github.com/astral-sh/uv`); not the ones that are file extensions too
+# (`.sh`, `.so`, `.zip`, `.in`).
+LINK = re.compile(
+    r"\b(?:https?|wss?|ftp)://\S+"
+    r"|(?<![\w/.@-])(?:[a-z0-9-]++\.)+(?:com|org|net|io|dev|ai|co|edu|gov|info|app|cloud|tech|xyz)\b(?![\w-]|\.\w)/?\S*",
+    re.IGNORECASE,
+)
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+")
 # quoted text of at most a line (an unclosed quote is left as written)
 QUOTED = re.compile(r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|“[^”\n]{1,200}”|‘[^’\n]{1,200}’")

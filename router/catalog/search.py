@@ -35,7 +35,7 @@ from router.catalog.query_words import query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.request_intent import action_word
 from router.catalog.request_objects import changes_a_named_path, names_a_path, removes_a_named_path
-from router.catalog.request_payload import without_payload, without_topic
+from router.catalog.request_payload import LINK, without_payload, without_topic
 from router.catalog.search_filters import Filters
 from router.clock import unix_now
 from router.errors import QueryError
@@ -351,7 +351,7 @@ def search(
     semantic=False ranks by the words alone (as does a catalog the model has not embedded).
     evidence=True gives each hit the Evidence the page's fit gate reads (router/catalog/fit_gate.py).
     """
-    words = query_words(conn, query)
+    words = query_words(conn, LINK.sub(" url ", query))
     limit = check_limit(limit)
     check_profile(conn, profile)
     version = term_stats(conn).refresh()
