@@ -351,6 +351,7 @@ def search(
     semantic=False ranks by the words alone (as does a catalog the model has not embedded).
     evidence=True gives each hit the Evidence the page's fit gate reads (router/catalog/fit_gate.py).
     """
+    # a link's words name a site, not the job: "status" in status.stripe.com is no git status
     words = query_words(conn, LINK.sub(" url ", query))
     limit = check_limit(limit)
     check_profile(conn, profile)
