@@ -286,14 +286,14 @@ def test_a_change_no_tool_names_keeps_only_strong_signs_and_tools_of_unknown_beh
         hit("changes", cosine=0.9, changes_things=True),
         hit("reads", cosine=0.9, only_reads=True),
         hit("unknown", cosine=0.9),
-        hit("triggered", trigger=True, changes_things=True),
+        hit("asked alike", example_cosine=STRONG_EXAMPLE_COSINE, changes_things=True),
     ]
-    assert [h.name for h in fitting("push it", hits)] == ["unknown", "triggered"]
+    assert [h.name for h in fitting("push it", hits)] == ["unknown", "asked alike"]
     # without the request's sign every one of them fits
     plain = [
         SearchHit(h.name, "core", "", 10.0, evidence=replace(h.evidence, unnamed_change=False)) for h in hits
     ]
-    assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "triggered"]
+    assert [h.name for h in fitting("push it", plain)] == ["changes", "reads", "unknown", "asked alike"]
 
 
 def test_a_callable_hit_well_below_the_match_of_an_uncallable_one_that_fits_is_dropped():
@@ -323,6 +323,34 @@ def test_a_callable_hit_well_below_the_match_of_an_uncallable_one_that_fits_is_d
             evidence=replace(elsewhere.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN + margin),
         )
         assert [h.name for h in fitting("a request", [asked, asked_alike])] == kept
+
+
+def test_beside_a_hit_asked_for_by_name_other_servers_loose_matches_go():
+    def hit(name: str, server: str, available: bool = True, **given) -> SearchHit:
+        found = evidence(cosine=0.5, **given)
+        return SearchHit(name, "core", "", 10.0, available, server=server, evidence=found)
+
+    loose, other = hit("loose", "a"), hit("other", "b", available=False)
+    close = hit("close", "c", example_cosine=STRONG_EXAMPLE_COSINE)
+    sibling = hit("sibling", "named's")
+    assert [h.name for h in fitting("a request", [loose, other, close])] == ["loose", "other", "close"]
+    for sign in ({"trigger": True}, {"exact_name": True}):
+        for available in (True, False):
+            named_hit = hit("named", "named's", available, **sign)
+            kept = fitting("a request", [loose, named_hit, other, sibling, close])
+            assert [h.name for h in kept] == ["named", "sibling", "close"], sign
+
+
+def test_a_request_to_google_something_names_the_web_search_and_no_loose_callable_tool(seeded):
+    # "google" is a trigger of the web search (an uncallable server here); the memory's search and
+    # the phones' device tools matched the rest of the words
+    for query in (
+        "google what the current node LTS version is",
+        "google around: is there a leak in node 22.3?",
+    ):
+        page = page_for(seeded, query, default_install(seeded))
+        assert page["tools"] == [], (query, page["tools"])
+        assert page["unavailable"][0]["tools"][0] == "searxng_web_search", query
 
 
 @pytest.mark.parametrize(

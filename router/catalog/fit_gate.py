@@ -40,6 +40,10 @@ gate keeps a hit only when all of these hold:
    (servers.not_for: "open a pull request" for a local git server) than to anything its tools
    are described or asked by keeps none of that server's tools but on a trigger or its exact
    name: the request asks for the job next to theirs that none of them does.
+9. Beside a hit asked for by a trigger phrase or its exact name ("google what the current node
+   LTS is" and a web search's trigger "google"), another server's hit with no strong sign is a
+   near miss, callable or not: the words someone wrote for one tool outweigh a loose cosine
+   elsewhere. Its own server's other tools stay (the clock's conversion beside its time).
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -156,10 +160,13 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
     ]
     # rule 5: what the uncallable hits that fit say of the callable ones
     outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]
+    # rule 9: a hit asked for by name leaves no room for other servers' loose matches
+    named_servers = {hit.server for hit, evidence in fit if named(evidence)}
     return [
         hit
         for hit, evidence in fit
         if not (hit.available and any(outdone(evidence, other, thresholds) for other in outdoing))
+        and not (named_servers - {hit.server} and not strong(evidence, thresholds))
     ]
 
 
