@@ -5,7 +5,15 @@ whose names and paths differ from every example's finds the tool its ask matches
 import pytest
 
 from router.backends.servers import SearchSettings
-from router.catalog.request_payload import MAX_READ_CHARS, PATTERNS, TOPIC, without_payload, without_topic
+from router.catalog.request_payload import (
+    FACT,
+    MAX_READ_CHARS,
+    PATTERNS,
+    TOPIC,
+    without_fact,
+    without_payload,
+    without_topic,
+)
 from router.catalog.search import search
 from router.facade.search_page import page_for_query
 from tests.test_fit_gate import seeded  # noqa: F401 (a fixture)
@@ -83,6 +91,14 @@ def test_a_host_named_without_its_scheme_is_fetched_not_matched_by_its_words(see
     assert [tool["name"] for tool in page["tools"]][:1] == ["fetch"]
 
 
+def test_a_fact_to_keep_finds_the_memory_s_writers_not_what_the_fact_says(seeded):  # noqa: F811
+    # the fact's words ("owns", "service", "lines") matched a memory search and a file reader
+    unavailable = default_install(seeded)
+    query = "remember that jonas owns the billing service and prefers PRs under 300 lines"
+    page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+    assert [tool["name"] for tool in page["tools"]][:1] == ["create_entities"]
+
+
 @pytest.mark.parametrize(
     "reading, asked",
     [
@@ -90,8 +106,13 @@ def test_a_host_named_without_its_scheme_is_fetched_not_matched_by_its_words(see
         ("has anything been saved about the redis migration?", "has anything been saved"),
         ("what do we know regarding the billing service", "what do we know"),
         # what follows a colon is what to act on
-        ("keep in mind for later: likes short commit messages", "keep in mind for later"),
-        ("note: the api is down", "note: the api is down"),
+        ("what's in there: the api notes", "what's in there"),
+        ("keep in mind for later: likes short commit messages", "keep in mind that"),
+        # a fact to keep is what to keep, not what is asked
+        ("remember that jonas owns the billing service", "remember that"),
+        ("save a note that falcon ships march 3, runs on postgres 16", "save a note that"),
+        ("note: the api is down", "note that"),
+        ("show the commit that broke the build", "show the commit that broke the build"),
         # too little left before the topic to match on, or no topic at all
         ("tell me about the release", "tell me about the release"),
         ("turn on dark mode", "turn on dark mode"),
@@ -109,8 +130,13 @@ def test_the_topic_pattern_reads_a_long_request_once():
         started = time.perf_counter()
         TOPIC.sub("", text)
         assert time.perf_counter() - started < 0.5, text[:8]
+    for text in ("remember " * 20_000, "note " * 20_000 + "that", "x " * 40_000 + "remember that x"):
+        started = time.perf_counter()
+        FACT.match(text)
+        assert time.perf_counter() - started < 0.5, text[:8]
     paste = "anything saved about it " * (MAX_READ_CHARS // 24 + 1)
     assert without_topic(paste) == paste
+    assert without_fact("remember that " + paste) == "remember that " + paste
 
 
 def test_a_recall_about_a_topic_no_example_names_finds_the_memory_search(seeded, monkeypatch):  # noqa: F811

@@ -82,6 +82,14 @@ def without_payload(text: str) -> str:
 TOPIC = re.compile(r"\s+(?:about|regarding|re|on)\b.*$|:\s.*$", re.IGNORECASE | re.DOTALL)
 # Fewer words than this left before the topic say too little to match on ("tell me").
 MIN_WORDS_BEFORE_TOPIC = 3
+# A fact to keep, after the words that say so: "remember that jonas owns billing", "save a note
+# that falcon ships march 3", "keep in mind for later: ...". The fact is payload; the ask is the
+# words before it.
+FACT = re.compile(
+    r"^(.*?\b(?:remember|note|keep in mind|don't forget|do not forget|jot down|write down))"
+    r"(?:\s+for later)?(?:\s+that\s|\s*:\s).*$",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def without_topic(reading: str) -> str:
@@ -89,5 +97,17 @@ def without_topic(reading: str) -> str:
     would leave too little or there is no topic."""
     if len(reading) > MAX_READ_CHARS:
         return reading
+    asked = without_fact(reading)
+    if asked != reading:
+        return asked
     asked = TOPIC.sub("", reading)
     return asked if len(asked.split()) >= MIN_WORDS_BEFORE_TOPIC else reading
+
+
+def without_fact(text: str) -> str:
+    """The text without the fact it gives to keep ("remember that jonas owns billing" →
+    "remember that"), or the text itself when it gives none."""
+    if len(text) > MAX_READ_CHARS:
+        return text
+    fact = FACT.match(text)
+    return text if fact is None else f"{fact.group(1)} that"
