@@ -42,13 +42,17 @@ _CHANGE_VERBS = frozenset(
     switch checkout reset revert apply tap click type press swipe build render export import
     download upload send post format fix insert append copy restart close mkdir rm mv cp undo
     discard clear drop merge rebase tag modify overwrite generate open schedule book order email
-    message notify remind alert ping share publish deploy buy pay subscribe invite""".split()
+    message notify remind alert link unlink ping share publish deploy buy pay subscribe invite""".split()
 )
 # A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
 # only in words this long: shorter ones are one slip away from too many others.
 MIN_SLIP_LENGTH = 4
 # Phrases whose first word reads ("get") but that ask for a change: read as the verb they mean.
 _PHRASAL_VERBS = ((re.compile(r"\bget(?:ting)? rid of\b", re.IGNORECASE), "remove"),)
+# "that note about marco is stale, drop it": the verb of a last clause that only points back
+_CLOSING_IMPERATIVE = re.compile(
+    r"[,;]\s*(?:pls\s+|please\s+|just\s+)?([a-z]+)\s+(?:it|them|that|this|those)\b[\w\s]{0,20}[.!]?\s*$"
+)
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
 _WORD = re.compile(r"[a-z][a-z'’]*")
 
@@ -86,7 +90,14 @@ def action_word(text: str) -> str | None:
     )
     # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
     # word ("if it's 3pm ...", "in settings.py replace ...") names no action
-    if word is None or word in _READ_OPENINGS or (word in stop_words() and word not in _CHANGE_VERBS):
+    if word is not None and word in _READ_OPENINGS:
+        return None
+    if word is None or word not in _CHANGE_VERBS:
+        # what a request that opens with its object asks is said at its close
+        closing = _CLOSING_IMPERATIVE.search(text.lower())
+        if closing is not None and closing.group(1) in _CHANGE_VERBS:
+            return closing.group(1)
+    if word is None or (word in stop_words() and word not in _CHANGE_VERBS):
         return None
     return word
 
