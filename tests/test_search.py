@@ -7,6 +7,7 @@ import pytest
 from router.catalog import match_plan
 from router.catalog.load import load_catalog
 from router.catalog.phrases import phrase_ngrams
+from router.catalog.query_words import MAX_QUERY_CHARS
 from router.catalog.search import ACTION_WEIGHT, BOOST_WEIGHT, TRIGGER_WEIGHT, search
 from router.errors import QueryError
 from router.facade.breaker import OPEN_SECONDS as DEFAULT_BREAKER_OPEN_S
@@ -115,6 +116,15 @@ def test_empty_or_wordless_query_is_a_query_error(small, query):
 def test_overlong_query_is_a_query_error(small):
     with pytest.raises(QueryError, match="characters"):
         search(small, "files " * 5000)
+    # measured as sent, not as read: a link the words read as "url" does not shorten it
+    with pytest.raises(QueryError, match="characters"):
+        search(small, "list files at https://example.com/" + "a" * MAX_QUERY_CHARS)
+
+
+@pytest.mark.parametrize("query", [None, 42, b"list files"])
+def test_a_query_that_is_no_text_is_a_query_error(small, query):
+    with pytest.raises(QueryError, match="query is empty"):
+        search(small, query)
 
 
 @pytest.mark.parametrize("limit", [0, -1, 51, 1000, True, "5", 2.0, None])

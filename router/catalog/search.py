@@ -31,7 +31,7 @@ from router.catalog.hit_rows import ChangingState, ToolRow, changing_state, tool
 from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.opposite_actions import names_the_opposite, says_it_exists
 from router.catalog.phrases import matched_phrases
-from router.catalog.query_words import Word, query_words
+from router.catalog.query_words import Word, check_query, query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
 from router.catalog.request_intent import action_word
 from router.catalog.request_objects import changes_a_named_path, names_a_path, removes_a_named_path
@@ -481,8 +481,9 @@ def _lexical_words(conn: apsw.Connection, query: str) -> list[Word]:
     job: "status" in status.stripe.com is no git status), and without the fact a request gives
     to keep (router/catalog/request_payload.py), whose words are what to keep, not the tool to
     keep it with ("remember that jonas owns billing" is no search for billing). A topic ("...
-    about X") stays: cut, it lost more than it won on the development sets."""
-    return query_words(conn, LINK.sub(" url ", without_fact(query)))
+    about X") stays: cut, it lost more than it won on the development sets. The query is checked
+    as given, before it is read so (a long link must not shorten a query past its bound)."""
+    return query_words(conn, LINK.sub(" url ", without_fact(check_query(query))))
 
 
 def _coverage(
