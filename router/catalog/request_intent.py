@@ -90,16 +90,15 @@ def action_word(text: str) -> str | None:
     )
     # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
     # word ("if it's 3pm ...", "in settings.py replace ...") names no action
-    if word is not None and word in _READ_OPENINGS:
+    if word in _READ_OPENINGS:
         return None
-    if word is None or word not in _CHANGE_VERBS:
-        # what a request that opens with its object asks is said at its close
-        closing = _CLOSING_IMPERATIVE.search(text.lower())
-        if closing is not None and closing.group(1) in _CHANGE_VERBS:
-            return closing.group(1)
-    if word is None or (word in stop_words() and word not in _CHANGE_VERBS):
-        return None
-    return word
+    if word in _CHANGE_VERBS:
+        return word
+    # what a request that opens with its object asks is said at its close
+    closing = _CLOSING_IMPERATIVE.search(text.lower())
+    if closing is not None and closing.group(1) in _CHANGE_VERBS:
+        return closing.group(1)
+    return None if word is None or word in stop_words() else word
 
 
 def is_change_verb(word: str) -> bool:
