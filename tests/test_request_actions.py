@@ -74,6 +74,16 @@ def test_a_tool_is_asked_for_with_the_verbs_its_examples_and_triggers_lead_with(
     )
 
 
+def test_every_verb_of_doing_away_with_a_thing_is_one_action(seeded):
+    version = term_stats(seeded).refresh()
+    delete = tool_id(seeded, "delete_entities")  # asked for with "forget", "remove", "delete", "erase"
+    for query in ("drop the legacy-cron entity", "nuke the legacy-cron entity", "wipe bob from memory"):
+        assert asked_with(seeded).asked_for(version, action_stem(seeded, query), [delete]) == {delete}, query
+    # "nuke" is named wherever "delete" is: no change nothing names
+    assert not asks_unnamed_change(seeded, "nuke the legacy-cron entity")
+    assert asked_with(seeded).asked_for(version, action_stem(seeded, "create the entity"), [delete]) == set()
+
+
 def test_the_tool_asked_for_with_the_request_s_verb_ranks_above_its_opposite(seeded):
     hits = {hit.name: hit for hit in search(seeded, "run my godot game", explain=True)}
     assert hits["godot_run_project"].explain.action == ACTION_WEIGHT

@@ -15,6 +15,10 @@ stems (the index's own tokenizer):
 - a request *asks for an action no tool names* when it leads with a verb of change
   (router/catalog/request_intent.py) that no tool's text holds at all: "push" in a catalog
   without a push, where every git tool is a loose match.
+
+The verbs that do away with a thing (opposite_actions.REMOVING_VERBS) are one action here:
+"drop the legacy-cron entity" asks what "remove the Atlas project from memory" does, and
+"nuke" is named wherever "delete" is.
 """
 
 import json
@@ -23,6 +27,7 @@ from collections.abc import Iterable
 import apsw
 
 from router.catalog.match_plan import term_stats
+from router.catalog.opposite_actions import REMOVING_VERBS
 from router.catalog.query_words import query_words
 from router.catalog.request_intent import action_word, is_change_verb
 from router.db import PerConnection
@@ -31,6 +36,13 @@ from router.db import PerConnection
 ASKED_LINES_SQL = """
 SELECT t.id, t.examples, t.triggers FROM json_each(:ids) c JOIN tools t ON t.id = c.value
 """
+# the word every verb of doing away with a thing is read as
+REMOVING = "delete"
+
+
+def one_action(word: str) -> str:
+    """The verb as the action it names: any verb of doing away with a thing is REMOVING."""
+    return REMOVING if word in REMOVING_VERBS else word
 
 
 class AskedWith:
@@ -63,7 +75,7 @@ class AskedWith:
                 for line in f"{examples}\n{triggers}".split("\n"):
                     word = action_word(line)
                     if word is not None:
-                        self._asked.setdefault(self.stem(word), set()).add(int(tool_id))
+                        self._asked.setdefault(self.stem(one_action(word)), set()).add(int(tool_id))
             self._seen |= missing
         return wanted & self._asked.get(stem, set())
 
@@ -74,7 +86,7 @@ asked_with = PerConnection(AskedWith)
 def action_stem(conn: apsw.Connection, query: str) -> str | None:
     """The stem of the verb the request leads with (None: it leads with none, a question say)."""
     word = action_word(query)
-    return None if word is None else asked_with(conn).stem(word)
+    return None if word is None else asked_with(conn).stem(one_action(word))
 
 
 def asks_unnamed_change(conn: apsw.Connection, query: str) -> bool:
@@ -83,5 +95,6 @@ def asks_unnamed_change(conn: apsw.Connection, query: str) -> bool:
     word = action_word(query)
     if word is None or not is_change_verb(word):
         return False
-    stem = asked_with(conn).stem(word)
-    return term_stats(conn).docs([stem])[stem] == 0
+    verbs = REMOVING_VERBS if word in REMOVING_VERBS else (word,)
+    stems = [asked_with(conn).stem(verb) for verb in verbs]
+    return not any(term_stats(conn).docs(stems).values())

@@ -15,6 +15,7 @@ the log") reads like it, unless it is a word in its own right ("book a flight" i
 import re
 
 from router.catalog.english_words import may_be_a_word
+from router.catalog.opposite_actions import REMOVING_VERBS
 from router.catalog.query_words import stop_words
 
 # Words before the verb that say nothing about what is asked: politeness, the asker, modals.
@@ -43,7 +44,7 @@ _CHANGE_VERBS = frozenset(
     download upload send post format fix insert append copy restart close mkdir rm mv cp undo
     discard clear drop merge rebase tag modify overwrite generate open schedule book order email
     message notify remind alert link unlink ping share publish deploy buy pay subscribe invite""".split()
-)
+) | REMOVING_VERBS
 # A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
 # only in words this long: shorter ones are one slip away from too many others.
 MIN_SLIP_LENGTH = 4
