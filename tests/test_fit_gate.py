@@ -323,6 +323,23 @@ def test_a_callable_hit_well_below_the_match_of_an_uncallable_one_that_fits_is_d
             evidence=replace(elsewhere.evidence, example_cosine=0.6 + UNCALLABLE_COSINE_MARGIN + margin),
         )
         assert [h.name for h in fitting("a request", [asked, asked_alike])] == kept
+    # the callable hit asked for with the request's verb does what is asked, where the
+    # uncallable one only shares its objects; asked with it too, the match decides again
+    verb_asked = replace(below, evidence=replace(below.evidence, asked_with_action=True))
+    assert [h.name for h in fitting("a request", [elsewhere, verb_asked])] == ["elsewhere", "below"]
+    both_asked = replace(elsewhere, evidence=replace(elsewhere.evidence, asked_with_action=True))
+    assert [h.name for h in fitting("a request", [both_asked, verb_asked])] == ["elsewhere"]
+
+
+def test_a_request_s_verb_keeps_its_callable_tool_beside_an_uncallable_one_sharing_its_objects(seeded):
+    # radare2's file lister is closer to two paths than git's stage examples are, and its memory
+    # maps closer to "from memory" than the memory's delete; neither does what the verb asks
+    for query, first in (
+        ("stage src/auth/login.ts and src/auth/session.ts", "git_add"),
+        ("drop the 'legacy-cron' entity from memory entirely, it's decomissioned", "delete_entities"),
+    ):
+        page = page_for(seeded, query, default_install(seeded))
+        assert [tool["name"] for tool in page["tools"]][:1] == [first], (query, page)
 
 
 def test_beside_a_hit_asked_for_by_name_other_servers_loose_matches_go():

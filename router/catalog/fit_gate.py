@@ -28,7 +28,9 @@ gate keeps a hit only when all of these hold:
    that cannot be called here then does the asked job and the callable one is a near miss,
    however the uncallable penalty ranks them ("a full-page screenshot of this URL" is not
    fetching it, "what's the news today" not the time). For a request that names a file by its
-   path, an uncallable tool that takes no path outdoes none that takes one.
+   path, an uncallable tool that takes no path outdoes none that takes one; and one that is not
+   asked for with the request's verb outdoes none that is ("stage src/a.ts and src/b.ts" is
+   git's add, however close radare2's file lister is to two paths).
 6. A tool whose name holds the reverse of the request's leading verb and not the verb itself
    (router/catalog/opposite_actions.py: `create_directory` for "remove the build folder")
    fits only on a strong sign.
@@ -174,8 +176,11 @@ def outdone(mine: Evidence, theirs: Evidence, thresholds: Thresholds = DEFAULT) 
     """Rule 5: whether a callable hit's match falls UNCALLABLE_COSINE_MARGIN below an uncallable
     hit's that fits: their examples' cosines when both have examples (how people ask for each),
     else their cosines. An uncallable tool that takes no path outdoes none that takes one for a
-    request that names a file by its path: it cannot be doing what is asked of that file."""
+    request that names a file by its path: it cannot be doing what is asked of that file. Nor
+    does one that is not asked for with the request's verb outdo one that is."""
     if theirs.ignores_the_path and not mine.ignores_the_path:
+        return False
+    if mine.asked_with_action and not theirs.asked_with_action:
         return False
     if mine.example_cosine > 0 and theirs.example_cosine > 0:
         return mine.example_cosine <= theirs.example_cosine - thresholds.uncallable_cosine_margin
