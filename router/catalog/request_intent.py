@@ -36,15 +36,16 @@ _READ_OPENINGS = frozenset(
 # "how" reads when it asks for a quantity or a state ("how many", "how big"); "how do I
 # delete ..." is decided by the verb after it.
 _HOW_READS = frozenset("many much big large long old often far recent".split())
-# Verbs that open a clause of change: one after the first clause makes the request more than a read.
-_CHANGE_VERBS = frozenset(
+# Verbs that open a clause of change (the ones that do away with a thing among them): one after
+# the first clause makes the request more than a read.
+_CHANGE_VERBS = REMOVING_VERBS | frozenset(
     """create make add write edit delete remove rename move commit stage unstage push install
     uninstall run start launch stop kill set update change replace save remember store record
     switch checkout reset revert apply tap click type press swipe build render export import
     download upload send post format fix insert append copy restart close mkdir rm mv cp undo
     discard clear drop merge rebase tag modify overwrite generate open schedule book order email
     message notify remind alert link unlink ping share publish deploy buy pay subscribe invite""".split()
-) | REMOVING_VERBS
+)
 # A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
 # only in words this long: shorter ones are one slip away from too many others.
 MIN_SLIP_LENGTH = 4
