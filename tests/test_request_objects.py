@@ -48,6 +48,22 @@ def test_which_arguments_take_a_path():
     assert takes_a_path("source\ndestination")
     assert not takes_a_path("entity names An array of entity names to delete")
     assert not takes_a_path("")
+    # the repository a tool works in is where, not what: git's reset takes no file
+    assert not takes_a_path("repo path")
+    assert not takes_a_path(
+        "repo path The path to the Git repository.\nbranch type Whether to list local branches"
+    )
+    # a word that names a path only as an argument's whole name
+    assert not takes_a_path("source timezone Source IANA timezone name (e.g., 'America/New_York')")
+
+
+def test_a_tool_that_only_works_in_the_repository_is_no_step_for_a_named_file(seeded):  # noqa: F811
+    # git's reset is close to "we don't need it anymore" but cannot remove tmp/cache.json, and
+    # git's log shares a word with logs/server.log but reads no file
+    unavailable = default_install(seeded)
+    assert page_for(seeded, "nuke tmp/cache.json, we don't need it anymore", unavailable)["tools"] == []
+    page = page_for(seeded, "just the first 40 lines of logs/server.log", unavailable)
+    assert [tool["name"] for tool in page["tools"]][:1] == ["read_text_file"], page
 
 
 def test_a_tool_that_cannot_act_on_the_named_file_is_not_on_its_page(seeded):  # noqa: F811

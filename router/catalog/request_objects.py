@@ -18,9 +18,13 @@ from router.catalog.request_payload import LINK, PATH
 # Verbs of change that take any kind of object: the object says what is to change. Those that
 # do away with it (REMOVING_VERBS) also ask for more than reading it.
 _OBJECT_VERBS = REMOVING_VERBS | frozenset("rename copy move".split())
-# Words of a tool's argument text (tools.arg_text: names and descriptions) that say it takes a
-# file or a folder.
-_PATH_ARGUMENT = re.compile(r"\b(?:path|paths|file|files|filename|directory|dir|folder|source|destination)\b")
+# Words of a tool's argument text (tools.arg_text: a line per argument, its name and
+# description) that say it takes a file or a folder, or a name that says so on its own.
+_PATH_ARGUMENT = re.compile(r"\b(?:path|paths|file|files|filename|directory|dir|folder)\b")
+_PATH_NAME = re.compile(r"^(?:source|destination|src|dest)$")
+# An argument for the repository a tool works in ("repo path") says where it works, not what
+# file it acts on: git's reset cannot do anything to tmp/cache.json.
+_WHERE_IT_WORKS = re.compile(r"\b(?:repo|repository)\b")
 # Words that name a file or folder as such ("remove the build folder").
 _FILE_WORDS = re.compile(r"\b(?:files?|folders?|director(?:y|ies)|dirs?)\b", re.IGNORECASE)
 
@@ -45,5 +49,9 @@ def removes_a_named_path(query: str, verb: str | None) -> bool:
 
 
 def takes_a_path(argument_text: str) -> bool:
-    """Whether a tool's argument text says one of its arguments is a file, folder or path."""
-    return _PATH_ARGUMENT.search(argument_text.lower()) is not None
+    """Whether a tool's argument text says one of its arguments is a file, folder or path it
+    acts on (not the repository it works in)."""
+    return any(
+        (_PATH_ARGUMENT.search(line) or _PATH_NAME.match(line.strip())) and not _WHERE_IT_WORKS.search(line)
+        for line in argument_text.lower().splitlines()
+    )
