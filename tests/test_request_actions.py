@@ -8,7 +8,7 @@ import pytest
 from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
 from router.catalog.match_plan import term_stats
-from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
+from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change, in_plain_words
 from router.catalog.request_intent import action_word
 from router.catalog.search import ACTION_WEIGHT, search
 from router.facade.search_page import NOTHING_FITS, page_for_query
@@ -82,6 +82,22 @@ def test_every_verb_of_doing_away_with_a_thing_is_one_action(seeded):
     # "nuke" is named wherever "delete" is: no change nothing names
     assert not asks_unnamed_change(seeded, "nuke the legacy-cron entity")
     assert asked_with(seeded).asked_for(version, action_stem(seeded, "create the entity"), [delete]) == set()
+
+
+def test_a_slang_verb_of_removal_is_read_in_plain_words_too(seeded):
+    assert in_plain_words("nuke the feat/old-onboarding branch") == "delete the feat/old-onboarding branch"
+    assert in_plain_words("pls Wipe bob from memory") == "pls delete bob from memory"
+    assert in_plain_words("delete the branch") == "delete the branch"
+    assert in_plain_words("show me the branches") == "show me the branches"
+    # git's not-for request "delete a branch" is found for the slang: no git tool is offered
+    page = page_for_query(
+        seeded,
+        "nuke the old-onboarding branch",
+        limit=10,
+        unavailable=default_install(seeded),
+        settings=SearchSettings(),
+    )
+    assert page == {"tools": [], "note": NOTHING_FITS}, page
 
 
 def test_the_tool_asked_for_with_the_request_s_verb_ranks_above_its_opposite(seeded):

@@ -22,6 +22,7 @@ The verbs that do away with a thing (opposite_actions.REMOVING_VERBS) are one ac
 """
 
 import json
+import re
 from collections.abc import Iterable
 
 import apsw
@@ -81,6 +82,16 @@ class AskedWith:
 
 
 asked_with = PerConnection(AskedWith)
+
+
+def in_plain_words(text: str) -> str:
+    """The text with the verb it leads with said as the action it names ("nuke the old branch"
+    → "delete the old branch"): a static model knows the plain word's neighbours, not the
+    slang's, so a server's not-for request "delete a branch" is found for it."""
+    word = action_word(text)
+    if word is None or one_action(word) == word:
+        return text
+    return re.sub(rf"\b{re.escape(word)}\b", one_action(word), text, count=1, flags=re.IGNORECASE)
 
 
 def action_stem(conn: apsw.Connection, query: str) -> str | None:

@@ -32,7 +32,7 @@ from router.catalog.match_plan import MatchPlan, plan, term_stats
 from router.catalog.opposite_actions import names_the_opposite, says_it_exists
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import Word, check_query, query_words
-from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change
+from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change, in_plain_words
 from router.catalog.request_intent import action_word
 from router.catalog.request_objects import changes_a_named_path, names_a_path, removes_a_named_path
 from router.catalog.request_payload import LINK, without_fact, without_payload, without_topic
@@ -300,7 +300,8 @@ def _semantic_candidates(
     # a catalog without examples (most large ones) is spared the readings
     reading = without_payload(query) if index.has_examples else query
     asked = without_topic(reading)
-    distinct = [text for text in dict.fromkeys((reading, asked)) if text and text != query]
+    plain = in_plain_words(asked)  # the verb as the action it names (request_actions.py)
+    distinct = [text for text in dict.fromkeys((reading, asked, plain)) if text and text != query]
     readings = list(model.encode(distinct)) if distinct else []
     examples = index.example_cosines(vector, *readings)
     neighbours = index.nearest(
