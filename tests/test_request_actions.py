@@ -9,7 +9,7 @@ from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
 from router.catalog.match_plan import term_stats
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change, in_plain_words
-from router.catalog.request_intent import action_word
+from router.catalog.request_intent import action_word, action_words
 from router.catalog.search import ACTION_WEIGHT, search
 from router.facade.search_page import NOTHING_FITS, page_for_query
 from tests.test_search_page import default_install
@@ -47,6 +47,11 @@ def tool_id(conn, name: str) -> int:
         ("the release branch, pls delete it", "delete"),
         ("show the diff, then commit it", None),  # it opens with a reading, its first step
         ("remember that X, link them", "remember"),  # it opens with its verb
+        # a program's name, then the verb of change it runs
+        ("git rebase -i the last 3 commits and squash them", "rebase"),
+        ("npm install left-pad", "install"),
+        ("git blame src/app.ts", "git"),  # no verb of change after it: the name is all there is
+        ("the build failed, why", None),  # a function word first: no program's name
     ],
 )
 def test_the_action_is_the_verb_a_request_leads_with(text, word):
@@ -72,6 +77,16 @@ def test_a_tool_is_asked_for_with_the_verbs_its_examples_and_triggers_lead_with(
     assert tool_id(seeded, "create_entities") in asked_with(seeded).asked_for(
         version, remember, [tool_id(seeded, "create_entities")]
     )
+
+
+def test_a_line_that_names_a_program_and_its_verb_is_asked_with_either(seeded):
+    assert action_words("git add") == ("add", "git")
+    assert action_words("git log") == ("git",)
+    assert action_words("show me the log") == ()
+    version = term_stats(seeded).refresh()
+    add = tool_id(seeded, "git_add")  # its trigger: "git add"
+    for query in ("git add src/app.py", "git whatever"):
+        assert asked_with(seeded).asked_for(version, action_stem(seeded, query), [add]) == {add}, query
 
 
 def test_every_verb_of_doing_away_with_a_thing_is_one_action(seeded):
@@ -123,7 +138,12 @@ def test_a_change_asked_for_with_the_request_s_verb_fits_on_a_looser_cosine(seed
 def test_a_request_for_a_change_no_tool_names_gets_no_tool_of_known_behaviour(seeded):
     unavailable = default_install(seeded)
     term_stats(seeded).refresh()
-    for query in ("push my commits to the remote", "merge the feature branch into main", "rebase onto main"):
+    for query in (
+        "push my commits to the remote",
+        "merge the feature branch into main",
+        "rebase onto main",
+        "git rebase -i the last 3 commits and squash them",
+    ):
         assert asks_unnamed_change(seeded, query), query
         hits = search(seeded, query, unavailable=unavailable, callable_limit=True, evidence=True)
         assert any(hit.name.startswith("git_") for hit in hits), query  # the loose matches

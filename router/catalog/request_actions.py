@@ -30,7 +30,7 @@ import apsw
 from router.catalog.match_plan import term_stats
 from router.catalog.opposite_actions import REMOVING_VERBS
 from router.catalog.query_words import query_words
-from router.catalog.request_intent import action_word, is_change_verb
+from router.catalog.request_intent import action_word, action_words, is_change_verb
 from router.db import PerConnection
 
 # The lines people ask for each tool with: its examples and its trigger phrases.
@@ -74,8 +74,7 @@ class AskedWith:
             rows = self._conn.execute(ASKED_LINES_SQL, {"ids": json.dumps(sorted(missing))})
             for tool_id, examples, triggers in rows:
                 for line in f"{examples}\n{triggers}".split("\n"):
-                    word = action_word(line)
-                    if word is not None:
+                    for word in action_words(line):
                         self._asked.setdefault(self.stem(one_action(word)), set()).add(int(tool_id))
             self._seen |= missing
         return wanted & self._asked.get(stem, set())

@@ -82,25 +82,30 @@ def action_word(text: str) -> str | None:
     """The verb of doing the text leads with after the politeness around it (lower case): None
     when it leads with a reading opening or a question ("show", "what", "is"), a function word,
     or has no word."""
-    word = next(
-        (
-            w
-            for w in (m.group().replace("’", "'") for m in _WORD.finditer(_plain(text).lower()))
-            if w not in _LEAD_IN
-        ),
-        None,
-    )
+    return next(iter(action_words(text)), None)
+
+
+def action_words(text: str) -> tuple[str, ...]:
+    """The verb of doing the text leads with (action_word), and after a program's name also the
+    name ("git rebase" → rebase, git): an example or trigger that says "git add" is asked for
+    with either."""
+    words = _words(_plain(text))
+    first, at = _first_verb(words)
     # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
     # word ("if it's 3pm ...", "in settings.py replace ...") names no action
-    if word in _READ_OPENINGS:
-        return None
-    if word in _CHANGE_VERBS:
-        return word
+    if first in _READ_OPENINGS:
+        return ()
+    if first in _CHANGE_VERBS:
+        return (first,)
     # what a request that opens with its object asks is said at its close
     closing = _CLOSING_IMPERATIVE.search(text.lower())
     if closing is not None and closing.group(1) in _CHANGE_VERBS:
-        return closing.group(1)
-    return None if word is None or word in stop_words() else word
+        return (closing.group(1),)
+    if first is None or first in stop_words():
+        return ()
+    # "git rebase -i the last 3 commits", "npm install": a program's name, then the verb it runs
+    after = words[at + 1] if at + 1 < len(words) else None
+    return (after, first) if after in _CHANGE_VERBS else (first,)
 
 
 def is_change_verb(word: str) -> bool:
