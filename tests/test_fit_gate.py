@@ -165,6 +165,12 @@ def test_a_phrasal_verb_leads_with_the_verb_it_means(seeded):
     assert action_word("getting rid of old_backup.zip") == "remove"
     page = page_for(seeded, query, default_install(seeded))
     assert page["tools"][0]["name"] == "delete_observations"
+    # to jot a fact down is to note it (the memory is asked for with "note"), not to write a file
+    query = "jot down on the 'payments-api' entry: rate limit is 100 req/min per key"
+    assert action_word(query) == "note"
+    assert action_word("Write down that the demo is at 3") == "note"
+    page = page_for(seeded, query, default_install(seeded))
+    assert [tool["name"] for tool in page["tools"]][:1] == ["add_observations"], page
 
 
 @pytest.mark.parametrize(

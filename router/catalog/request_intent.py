@@ -49,8 +49,12 @@ _CHANGE_VERBS = REMOVING_VERBS | frozenset(
 # A slip (one letter wrong, missing, extra, or two swapped) is read as the opening it nearly is
 # only in words this long: shorter ones are one slip away from too many others.
 MIN_SLIP_LENGTH = 4
-# Phrases whose first word reads ("get") but that ask for a change: read as the verb they mean.
-_PHRASAL_VERBS = ((re.compile(r"\bget(?:ting)? rid of\b", re.IGNORECASE), "remove"),)
+# Phrases whose first word reads ("get") or says less than the phrase: read as the verb they mean.
+_PHRASAL_VERBS = (
+    (re.compile(r"\bget(?:ting)? rid of\b", re.IGNORECASE), "remove"),
+    # "jot down on the payments-api entry: ..." keeps a note, it writes no file
+    (re.compile(r"\b(?:jot|write|note|take) down\b", re.IGNORECASE), "note"),
+)
 # "that note about marco is stale, drop it": the verb of a last clause that only points back
 _CLOSING_IMPERATIVE = re.compile(
     r"[,;]\s*(?:pls\s+|please\s+|just\s+)?([a-z]+)\s+(?:it|them|that|this|those)\b[\w\s]{0,20}[.!]?\s*$"
