@@ -362,6 +362,16 @@ def test_beside_a_hit_asked_for_by_name_other_servers_loose_matches_go():
             named_hit = hit("named", "named's", available, **sign)
             kept = fitting("a request", [loose, named_hit, other, sibling, close])
             assert [h.name for h in kept] == ["named", "sibling", "close"], sign
+    # another server's uncallable hit that goes so outdoes nothing: "ls src/components" names
+    # the directory lister, radare2's file lister is closer to the words and goes
+    closer = hit("closer", "b", available=False, example_cosine=0.9 * STRONG_EXAMPLE_COSINE)
+    named_hit = hit("named", "named's", trigger=True, example_cosine=0.5)
+    assert [h.name for h in fitting("a request", [named_hit, closer])] == ["named"]
+
+
+def test_ls_and_a_folder_is_the_directory_listing(seeded):
+    page = page_for(seeded, "ls src/components", default_install(seeded))
+    assert [tool["name"] for tool in page["tools"]] == ["list_directory"], page
 
 
 def test_a_request_to_google_something_names_the_web_search_and_no_loose_callable_tool(seeded):

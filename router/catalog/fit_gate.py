@@ -45,7 +45,8 @@ gate keeps a hit only when all of these hold:
 9. Beside a hit asked for by a trigger phrase or its exact name ("google what the current node
    LTS is" and a web search's trigger "google"), another server's hit with no strong sign is a
    near miss, callable or not: the words someone wrote for one tool outweigh a loose cosine
-   elsewhere. Its own server's other tools stay (the clock's conversion beside its time).
+   elsewhere. Its own server's other tools stay (the clock's conversion beside its time). A hit
+   that goes so outdoes nothing under rule 5.
 
 The thresholds were chosen on development requests only (bench/page_quality.py reports the
 wrong empties they cause on each development set beside the page's figures).
@@ -160,15 +161,19 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         )
         and not (not_its_servers_job(hit.evidence, thresholds) and not named(hit.evidence))
     ]
-    # rule 5: what the uncallable hits that fit say of the callable ones
-    outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]
     # rule 9: a hit asked for by name leaves no room for other servers' loose matches
     named_servers = {hit.server for hit, evidence in fit if named(evidence)}
+    fit = [
+        (hit, evidence)
+        for hit, evidence in fit
+        if not (named_servers - {hit.server} and not strong(evidence, thresholds))
+    ]
+    # rule 5: what the uncallable hits that fit (and were not dropped so) say of the callable ones
+    outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]
     return [
         hit
         for hit, evidence in fit
         if not (hit.available and any(outdone(evidence, other, thresholds) for other in outdoing))
-        and not (named_servers - {hit.server} and not strong(evidence, thresholds))
     ]
 
 
