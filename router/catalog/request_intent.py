@@ -54,6 +54,11 @@ _PHRASAL_VERBS = (
     (re.compile(r"\bget(?:ting)? rid of\b", re.IGNORECASE), "remove"),
     # "jot down on the payments-api entry: ..." keeps a note, it writes no file
     (re.compile(r"\b(?:jot|write|note|take) down\b", re.IGNORECASE), "note"),
+    # "set a reminder for 4pm": a reminder nothing here keeps, not a setting or a file
+    (
+        re.compile(r"\b(?:set|create|add|make|schedule)(?: up)? (?:me )?an? reminders?\b", re.IGNORECASE),
+        "remind",
+    ),
 )
 # "that note about marco is stale, drop it": the verb of a last clause that only points back
 _CLOSING_IMPERATIVE = re.compile(
