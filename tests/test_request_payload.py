@@ -38,6 +38,9 @@ from tests.test_search_page import default_install
         ("call it parse_config", "call it"),
         ("show pyproject.toml at tag v0.3.0", "show file at tag"),
         ("mail bob@example.org the log", "mail email address the log"),
+        # a JSON body is one thing, not the words its quotes hold
+        ('POST {"name":"test"} to https://httpbin.org/post', "POST json to web page"),
+        ("a { brace left open", "a { brace left open"),
         # a host name is a link without its scheme; a script's name is no host
         ("is status.stripe.com showing any incidents?", "is web page showing any incidents?"),
         ("what does the readme on github.com/astral-sh/uv say", "what does the readme on web page say"),
@@ -59,6 +62,7 @@ def test_no_pattern_reads_a_long_run_once_per_character():
     import time
 
     runs = ["x." * 20_000, "a-" * 20_000, "a.a+" * 10_000, "a/" * 20_000, "'" * 40_000, "A " * 40_000]
+    runs += ["{a" * 20_000, "{" + "a" * 40_000]
     for pattern in PATTERNS:
         for text in runs:
             started = time.perf_counter()
@@ -89,6 +93,16 @@ def test_a_host_named_without_its_scheme_is_fetched_not_matched_by_its_words(see
         seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
     )
     assert [tool["name"] for tool in page["tools"]][:1] == ["fetch"]
+
+
+def test_a_request_to_post_a_json_body_is_no_fetch(seeded):  # noqa: F811
+    # the fetch server's not-for "send a POST request to a URL with a JSON body" is found once the
+    # body reads as json rather than as its quoted words
+    query = 'POST {"name":"test"} to https://httpbin.org/post and show me the response'
+    page = page_for_query(
+        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
+    )
+    assert "fetch" not in [tool["name"] for tool in page["tools"]], page
 
 
 def test_a_fact_to_keep_finds_the_memory_s_writers_not_what_the_fact_says(seeded):  # noqa: F811

@@ -6,7 +6,7 @@ names, paths and links a request carries weigh as much as what it asks: "pull up
 for Priya and Sam" and the example "pull up the memory entries for Alice and Bob" share their
 ask and little else. Both sides are read without their payload, each piece of it replaced by
 the word for its kind (a link is a web page, `logs/app.txt` a file, `build/` a folder, a
-picture's name an image file) or dropped when its kind says nothing (a name, an identifier).
+picture's name an image file, `{"name": "test"}` json) or dropped when its kind says nothing (a name, an identifier).
 The tools' own vectors keep the whole text: only examples are written in a user's words.
 """
 
@@ -27,6 +27,8 @@ LINK = re.compile(
     re.IGNORECASE,
 )
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+")
+# a JSON object of at most a line, before the quotes it holds (`{"name": "test"}`)
+JSON_OBJECT = re.compile(r"\{[^{}\n]{0,400}\}")
 # quoted text of at most a line (an unclosed quote is left as written)
 QUOTED = re.compile(r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|“[^”\n]{1,200}”|‘[^’\n]{1,200}’")
 # a memory address, or a commit id (hex with a digit and a letter, as git abbreviates them)
@@ -42,7 +44,7 @@ PATH = re.compile(
 IDENTIFIER = re.compile(r"(?<![\w.-])(?:[^\W_]*+_[\w.-]*|[A-Za-z][A-Za-z-]*+[-.]?\d[\w.-]*)")
 # capitalised words after a sentence's first: people, places, products (not "I", "I'm")
 NAME = re.compile(r"(?<=[^.!?\s]\s)(?!I\b)[A-Z][\w']*+(?:\s+(?!I\b)[A-Z][\w']*+)*")
-PATTERNS = (LINK, EMAIL, QUOTED, ADDRESS, PATH, IDENTIFIER, NAME)
+PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, PATH, IDENTIFIER, NAME)
 
 IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "tiff"})
 AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "ogg", "flac", "m4a", "aac"})
@@ -68,6 +70,7 @@ def without_payload(text: str) -> str:
         return text
     text = LINK.sub(" web page ", text)
     text = EMAIL.sub(" email address ", text)
+    text = JSON_OBJECT.sub(" json ", text)
     text = QUOTED.sub(" text ", text)
     text = ADDRESS.sub(" address ", text)
     text = PATH.sub(_path_kind, text)
