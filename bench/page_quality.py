@@ -2,9 +2,9 @@
 callable does the job?
 
 Requests (bench/queries/page_dev.jsonl, page_heldout.jsonl, page_final.jsonl, page_blind.jsonl
-and page_blind2.jsonl to page_blind4.jsonl for development: the last six were held out until
-reported, and have been tuned on since; page_blind5.jsonl held out: written blind, reported once,
-never tuned on; `--dev` leaves it unread) are everyday requests, each line
+and page_blind2.jsonl to page_blind5.jsonl for development: all but the first were written
+blind and held out until reported or seen, and have been tuned on since; page_blind6.jsonl held
+out: written blind, reported once, never tuned on; `--dev` leaves it unread) are everyday requests, each line
 {"id", "query", "relevant": [tools, best first; [] when nothing in the catalog does it],
 "avoid": [tools that are a harmful first pick]}. Each is searched on the seeded catalog with
 the default install's availability (the core servers callable, every other one not) through
@@ -61,6 +61,7 @@ PAGE_BLIND = QUERIES_DIR / "page_blind.jsonl"
 PAGE_BLIND2 = QUERIES_DIR / "page_blind2.jsonl"
 PAGE_BLIND3 = QUERIES_DIR / "page_blind3.jsonl"
 PAGE_BLIND4 = QUERIES_DIR / "page_blind4.jsonl"
+PAGE_BLIND5 = QUERIES_DIR / "page_blind5.jsonl"
 # Tuned on: page_heldout, page_final and the page_blind sets count here since each was reported
 # once (PAGE_SETS.md).
 DEVELOPMENT_PAGE_SETS = {
@@ -71,10 +72,11 @@ DEVELOPMENT_PAGE_SETS = {
     "page_blind2": PAGE_BLIND2,
     "page_blind3": PAGE_BLIND3,
     "page_blind4": PAGE_BLIND4,
+    "page_blind5": PAGE_BLIND5,
 }
-# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND5.md)
-PAGE_BLIND5 = QUERIES_DIR / "page_blind5.jsonl"
-HELD_OUT_PAGE_SETS = {"page_blind5": PAGE_BLIND5}
+# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND6.md)
+PAGE_BLIND6 = QUERIES_DIR / "page_blind6.jsonl"
+HELD_OUT_PAGE_SETS = {"page_blind6": PAGE_BLIND6}
 # The servers a default install can call (issue 36: time, git, fetch, filesystem, memory).
 CORE_SERVERS = frozenset({"time", "git", "fetch", "filesystem", "memory"})
 GENERIC_REASON = "not installed in the default install"
