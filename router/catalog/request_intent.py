@@ -64,6 +64,8 @@ _PHRASAL_VERBS = (
 _CLOSING_IMPERATIVE = re.compile(
     r"[,;]\s*(?:pls\s+|please\s+|just\s+)?([a-z]+)\s+(?:it|them|that|this|those)\b[\w\s]{0,20}[.!]?\s*$"
 )
+# an aside in brackets at the very end ("..., drop it (keep bob tho)") is no part of the close
+_CLOSING_ASIDE = re.compile(r"\s*\([^()\n]{0,80}\)[\s.!]*$")
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
 _WORD = re.compile(r"[a-z][a-z'’]*")
 
@@ -107,7 +109,7 @@ def action_words(text: str) -> tuple[str, ...]:
     if first in _CHANGE_VERBS:
         return (first,)
     # what a request that opens with its object asks is said at its close
-    closing = _CLOSING_IMPERATIVE.search(text.lower())
+    closing = _CLOSING_IMPERATIVE.search(_CLOSING_ASIDE.sub("", text.lower()))
     if closing is not None and closing.group(1) in _CHANGE_VERBS:
         return (closing.group(1),)
     if first is None or first in stop_words():
