@@ -41,6 +41,12 @@ from tests.test_search_page import default_install
         # a JSON body is one thing, not the words its quotes hold
         ('POST {"name":"test"} to https://httpbin.org/post', "POST json to web page"),
         ("a { brace left open", "a { brace left open"),
+        # a port, a year: what it is, not its digits; a count and a time stay the ask's words
+        (
+            "bump the port in docker-compose.yml from 5432 to 5433",
+            "bump the port in file from number to number",
+        ),
+        ("the last 50 lines of app.log at 09:30", "the last 50 lines of file at 09:30"),
         # a host name is a link without its scheme; a script's name is no host
         ("is status.stripe.com showing any incidents?", "is web page showing any incidents?"),
         ("what does the readme on github.com/astral-sh/uv say", "what does the readme on web page say"),
@@ -62,7 +68,7 @@ def test_no_pattern_reads_a_long_run_once_per_character():
     import time
 
     runs = ["x." * 20_000, "a-" * 20_000, "a.a+" * 10_000, "a/" * 20_000, "'" * 40_000, "A " * 40_000]
-    runs += ["{a" * 20_000, "{" + "a" * 40_000]
+    runs += ["{a" * 20_000, "{" + "a" * 40_000, "1" * 40_000, "1:" * 20_000]
     for pattern in PATTERNS:
         for text in runs:
             started = time.perf_counter()
@@ -93,6 +99,16 @@ def test_a_host_named_without_its_scheme_is_fetched_not_matched_by_its_words(see
         seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
     )
     assert [tool["name"] for tool in page["tools"]][:1] == ["fetch"]
+
+
+def test_a_request_to_change_a_number_in_a_file_finds_the_file_editor(seeded):  # noqa: F811
+    # the digits of two ports weighed more than the ask; read as numbers, the request is as close
+    # to the editor's example "change the port from 8080 to 9000 in server.js" as it looks
+    query = "bump the postgres port in docker-compose.yml from 5432 to 5433"
+    page = page_for_query(
+        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
+    )
+    assert [tool["name"] for tool in page["tools"]][:1] == ["edit_file"], page
 
 
 def test_a_request_to_post_a_json_body_is_no_fetch(seeded):  # noqa: F811

@@ -44,7 +44,10 @@ PATH = re.compile(
 IDENTIFIER = re.compile(r"(?<![\w.-])(?:[^\W_]*+_[\w.-]*|[A-Za-z][A-Za-z-]*+[-.]?\d[\w.-]*)")
 # capitalised words after a sentence's first: people, places, products (not "I", "I'm")
 NAME = re.compile(r"(?<=[^.!?\s]\s)(?!I\b)[A-Z][\w']*+(?:\s+(?!I\b)[A-Z][\w']*+)*")
-PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, PATH, IDENTIFIER, NAME)
+# a number of three digits or more (a port, a year, an id): what it is, not its digits, is the ask
+# ("from 5432 to 5433"); a count or a time ("the last 50 lines", "3pm", "09:30") stays
+NUMBER = re.compile(r"(?<![\w.:])\d{3,}+(?![\w.:])")
+PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, PATH, IDENTIFIER, NAME, NUMBER)
 
 IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "tiff"})
 AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "ogg", "flac", "m4a", "aac"})
@@ -76,6 +79,7 @@ def without_payload(text: str) -> str:
     text = PATH.sub(_path_kind, text)
     text = IDENTIFIER.sub(" ", text)
     text = NAME.sub(" ", text)
+    text = NUMBER.sub(" number ", text)
     return " ".join(text.split())
 
 
