@@ -48,6 +48,8 @@ NOTHING_IN_THE_CATALOG = [
     "order two pizzas for delivery",
     # a time in the request is no reason to offer the clock
     "schedule a call with the design team tomorrow at 3pm",
+    # the file tools list and make folders; none archives one (the filesystem's not-for requests)
+    "zip the logs folder into logs.tar.gz",
 ]
 # requests that only ask to read or look; the ranking holds tools that change things for each
 READ_REQUESTS = [
