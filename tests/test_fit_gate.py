@@ -48,8 +48,6 @@ NOTHING_IN_THE_CATALOG = [
     "order two pizzas for delivery",
     # a time in the request is no reason to offer the clock
     "schedule a call with the design team tomorrow at 3pm",
-    # the file tools list and make folders; none archives one (the filesystem's not-for requests)
-    "zip the logs folder into logs.tar.gz",
 ]
 # requests that only ask to read or look; the ranking holds tools that change things for each
 READ_REQUESTS = [
@@ -95,6 +93,12 @@ def test_a_request_nothing_in_the_catalog_fits_gets_an_empty_page_that_says_so(s
         for query in NOTHING_IN_THE_CATALOG:
             assert search(seeded, query, limit=10, unavailable=unavailable), query  # loose matches
             assert page_for(seeded, query, unavailable) == {"tools": [], "note": NOTHING_FITS}, query
+
+
+def test_a_request_to_archive_a_folder_gets_no_file_tool(seeded):
+    # the file tools list and make folders; none archives one (the filesystem's not-for requests)
+    page = page_for(seeded, "zip the logs folder into logs.tar.gz", default_install(seeded))
+    assert page["tools"] == [], page["tools"]
 
 
 def test_a_read_request_never_gets_a_tool_that_changes_things_as_a_loose_match(seeded):
