@@ -32,7 +32,8 @@ from tests.test_search_page import default_install
         ("look at shots/error.PNG", "look at image file"),
         ("play intro.mp3", "play audio file"),
         ("save it as invoice.pdf", "save it as pdf file"),
-        ("what changed in commit 4e1f0c2?", "what changed in commit address ?"),
+        ("what changed in commit 4e1f0c2?", "what changed in commit commit ?"),
+        ("what did 3f9c2e1 actually touch", "what did commit actually touch"),
         ("rename the function at 0x140001a80", "rename the function at address"),
         ("commit with the message 'fix the pager'", "commit with the message text"),
         ("call it parse_config", "call it"),
@@ -109,6 +110,18 @@ def test_a_request_to_change_a_number_in_a_file_finds_the_file_editor(seeded):  
         seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
     )
     assert [tool["name"] for tool in page["tools"]][:1] == ["edit_file"], page
+
+
+def test_a_commit_id_reads_as_a_commit_not_a_memory_address(seeded):  # noqa: F811
+    # a disassembler's cross references were closer to "what did <address> touch" than git's show
+    page = page_for_query(
+        seeded,
+        "what did 3f9c2e1 actually touch",
+        limit=10,
+        unavailable=default_install(seeded),
+        settings=SearchSettings(),
+    )
+    assert [tool["name"] for tool in page["tools"]][:1] == ["git_show"], page
 
 
 def test_a_request_to_post_a_json_body_is_no_fetch(seeded):  # noqa: F811

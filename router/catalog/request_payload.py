@@ -31,8 +31,10 @@ EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+")
 JSON_OBJECT = re.compile(r"\{[^{}\n]{0,400}\}")
 # quoted text of at most a line (an unclosed quote is left as written)
 QUOTED = re.compile(r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|“[^”\n]{1,200}”|‘[^’\n]{1,200}’")
-# a memory address, or a commit id (hex with a digit and a letter, as git abbreviates them)
-ADDRESS = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
+# a memory address (0x...), and a commit id (hex with a digit and a letter, as git abbreviates
+# them): "what did 3f9c2e1 touch" asks about a commit, not what code an address refers to
+ADDRESS = re.compile(r"\b0x[0-9a-f]+\b", re.IGNORECASE)
+COMMIT_ID = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
 # a path with a slash (`src/app.py`, `build/`, `~/notes`), a file name with an extension (a
 # name of two characters at least: "e.g." is none) or a dotfile (`.gitignore`, `.env`)
 PATH = re.compile(
@@ -47,7 +49,7 @@ NAME = re.compile(r"(?<=[^.!?\s]\s)(?!I\b)[A-Z][\w']*+(?:\s+(?!I\b)[A-Z][\w']*+)
 # a number of three digits or more (a port, a year, an id): what it is, not its digits, is the ask
 # ("from 5432 to 5433"); a count or a time ("the last 50 lines", "3pm", "09:30") stays
 NUMBER = re.compile(r"(?<![\w.:])\d{3,}+(?![\w.:])")
-PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, PATH, IDENTIFIER, NAME, NUMBER)
+PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, COMMIT_ID, PATH, IDENTIFIER, NAME, NUMBER)
 
 IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "tiff"})
 AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "ogg", "flac", "m4a", "aac"})
@@ -76,6 +78,7 @@ def without_payload(text: str) -> str:
     text = JSON_OBJECT.sub(" json ", text)
     text = QUOTED.sub(" text ", text)
     text = ADDRESS.sub(" address ", text)
+    text = COMMIT_ID.sub(" commit ", text)
     text = PATH.sub(_path_kind, text)
     text = IDENTIFIER.sub(" ", text)
     text = NAME.sub(" ", text)
