@@ -341,6 +341,21 @@ def test_a_callable_hit_well_below_the_match_of_an_uncallable_one_that_fits_is_d
     assert [h.name for h in fitting("a request", [elsewhere, verb_asked])] == ["elsewhere", "below"]
     both_asked = replace(elsewhere, evidence=replace(elsewhere.evidence, asked_with_action=True))
     assert [h.name for h in fitting("a request", [both_asked, verb_asked])] == ["elsewhere"]
+    # nor does an uncallable hit that does the callable one's job outdo it
+    twin = replace(below, evidence=replace(below.evidence, same_job=frozenset({"elsewhere"})))
+    assert [h.name for h in fitting("a request", [elsewhere, twin])] == ["elsewhere", "below"]
+
+
+def test_a_callable_tool_that_does_an_uncallable_one_s_job_stays_beside_it(seeded):
+    query = "whats in ./scripts"
+    hits = search(seeded, query, unavailable=default_install(seeded), callable_limit=True, evidence=True)
+    listing = next(hit for hit in hits if hit.name == "list_directory")
+    assert (
+        "r2_list_files" in listing.evidence.same_job
+    )  # radare2's lister: "Lists files in the specified path"
+    assert "r2_list_files" not in next(h for h in hits if h.name == "search_files").evidence.same_job
+    page = page_for(seeded, query, default_install(seeded))
+    assert [tool["name"] for tool in page["tools"]][:1] == ["list_directory"], page
 
 
 def test_a_request_s_verb_keeps_its_callable_tool_beside_an_uncallable_one_sharing_its_objects(seeded):

@@ -324,3 +324,22 @@ def test_the_meaning_lifts_a_tool_the_words_rank_below_the_page_without_a_phrase
     # the case the test is about: the words alone put that tool below the first few
     assert by_words.index(best) > 5
     assert names(search(conn, query, limit=1)) == [best]
+
+
+def test_the_tools_alike_are_those_whose_descriptions_nearly_match(tmp_path):
+    from router.catalog.embeddings import catalog_model
+    from router.catalog.load import load_catalog
+    from router.catalog.match_plan import term_stats
+    from router.catalog.semantic_index import semantic_index
+    from router.db import connect
+    from router.paths import SEEDS_DIR
+
+    conn = connect(tmp_path / "seeded.db")
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    index = semantic_index(conn).refresh(catalog_model(), term_stats(conn).refresh())
+    ids = {name: int(tool_id) for tool_id, name in conn.execute("SELECT id, name FROM tools")}
+    listing, r2_listing, clock = ids["list_directory"], ids["r2_list_files"], ids["get_current_time"]
+    alike = index.alike([listing, r2_listing, clock], 0.75)
+    assert alike == {listing: {r2_listing}, r2_listing: {listing}}
+    assert index.alike([listing, r2_listing], 0.99) == {}  # alike, not the same
+    assert index.alike([listing], 0.0) == {}  # nothing to be alike with

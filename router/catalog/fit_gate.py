@@ -30,7 +30,9 @@ gate keeps a hit only when all of these hold:
    fetching it, "what's the news today" not the time). For a request that names a file by its
    path, an uncallable tool that takes no path outdoes none that takes one; and one that is not
    asked for with the request's verb outdoes none that is ("stage src/a.ts and src/b.ts" is
-   git's add, however close radare2's file lister is to two paths).
+   git's add, however close radare2's file lister is to two paths); nor one that does the same
+   job (their descriptions nearly alike, search.SAME_JOB_COSINE: radare2's file lister and the
+   directory listing for "whats in ./scripts").
 6. A tool whose name holds the reverse of the request's leading verb and not the verb itself
    (router/catalog/opposite_actions.py: `create_directory` for "remove the build folder")
    fits only on a strong sign.
@@ -169,11 +171,18 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         if not (named_servers - {hit.server} and not strong(evidence, thresholds))
     ]
     # rule 5: what the uncallable hits that fit (and were not dropped so) say of the callable ones
-    outdoing = [evidence for hit, evidence in fit if not hit.available and evidence.semantic]
+    outdoing = [(hit.name, evidence) for hit, evidence in fit if not hit.available and evidence.semantic]
     return [
         hit
         for hit, evidence in fit
-        if not (hit.available and any(outdone(evidence, other, thresholds) for other in outdoing))
+        if not (
+            hit.available
+            and any(
+                outdone(evidence, other, thresholds)
+                for name, other in outdoing
+                if name not in evidence.same_job
+            )
+        )
     ]
 
 

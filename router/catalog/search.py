@@ -43,7 +43,7 @@ from router.facade.breaker import OPEN_SECONDS
 
 if TYPE_CHECKING:
     from router.catalog.lexical_index import Ranking
-    from router.catalog.semantic_index import ExampleCosines, NotForMatch
+    from router.catalog.semantic_index import ExampleCosines, NotForMatch, SemanticIndex
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 50, 10
 
@@ -94,6 +94,10 @@ COLUMN_WEIGHTS = (
     BOOST_WORDS_WEIGHT,
     EXAMPLES_WEIGHT,
 )
+
+# Two tools whose own vectors (their descriptions) are this alike do the same job: a directory
+# lister beside radare2's file lister (docs/research.md, the seventh round).
+SAME_JOB_COSINE = 0.75
 
 # A tool one of whose examples or trigger phrases leads with the request's verb (it is asked
 # for with the request's action, router/catalog/request_actions.py) ranks this much higher: of
@@ -171,9 +175,11 @@ class Evidence:
     # with the server's tools (own vectors and examples); 0 and 0 when it has none
     not_for_cosine: float = 0.0
     server_cosine: float = 0.0
+    # the other hits whose descriptions are nearly its own (SAME_JOB_COSINE): they do its job
     # the request names a file or folder by its path and this tool takes none
     # (router/catalog/request_objects.py): it cannot be doing what is asked of that file
     ignores_the_path: bool = False
+    same_job: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -259,6 +265,8 @@ class SemanticParts:
     weight: float
     # per server with not-for requests: how the query matches them and the server's tools
     not_for: "Mapping[str, NotForMatch]" = field(default_factory=dict)
+    # the index the cosines came from (None without a model)
+    index: "SemanticIndex | None" = None
 
     def example(self, tool_id: int) -> float:
         """The tool's best example cosine (0 without examples)."""
@@ -319,7 +327,9 @@ def _semantic_candidates(
             cosines[tool_id] = max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    return SemanticParts(cosines | neighbours, examples, weight, index.not_for_matches(vector, *readings))
+    return SemanticParts(
+        cosines | neighbours, examples, weight, index.not_for_matches(vector, *readings), index
+    )
 
 
 def search(
@@ -432,6 +442,12 @@ def search(
     changes_a_path = evidence and changes_a_named_path(query, request_verb)
     removes_a_path = changes_a_path and removes_a_named_path(query, request_verb)
     path_named = evidence and names_a_path(query)
+    same_job = (
+        semantic_parts.index.alike([entry[0] for entry in kept], SAME_JOB_COSINE)
+        if evidence and semantic_parts.index is not None
+        else {}
+    )
+    name_of = {entry[0]: entry[1].name for entry in kept}
     return [
         SearchHit(
             row.name,
@@ -463,6 +479,7 @@ def search(
                 or (removes_a_path and row.only_reads),
                 *_not_for(semantic_parts, row.server),
                 path_named and not row.takes_a_path,
+                frozenset(name_of[other] for other in same_job.get(tool_id, ())),
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept

@@ -302,6 +302,21 @@ class SemanticIndex:
 
         return scores, rows_of
 
+    def alike(self, tool_ids: list[int], min_cosine: float) -> dict[int, set[int]]:
+        """For each of the tools that has a vector, the others among them whose own vectors (their
+        descriptions) are at least `min_cosine` alike: tools that do the same job."""
+        found = [tool_id for tool_id in dict.fromkeys(tool_ids) if tool_id in self._row_of]
+        if len(found) < 2:
+            return {}
+        rows = self.matrix.take([self._row_of[tool_id] for tool_id in found], axis=0)
+        close = (rows @ rows.T) >= min_cosine
+        np.fill_diagonal(close, False)
+        return {
+            found[i]: {found[j] for j in np.flatnonzero(close[i]).tolist()}
+            for i in range(len(found))
+            if close[i].any()
+        }
+
     def cosines(self, query: np.ndarray, tool_ids: list[int]) -> dict[int, float]:
         """The cosine of each tool that has a vector."""
         # a search asks for a dozen or two: dict lookups in Python beat any numpy call there
