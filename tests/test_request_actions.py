@@ -38,6 +38,7 @@ def tool_id(conn, name: str) -> int:
         ("could you please run my game", "run"),
         ("Push my commits", "push"),
         ("show me the log", None),  # a reading opening: every reading tool shares it
+        ("find every .proto file under the api dir", "find"),  # one that says how to look
         ("what's left to commit", None),
         ("if it's 3pm in Tokyo, what time is it in Paris", None),  # a function word
         ("", None),
@@ -57,6 +58,18 @@ def tool_id(conn, name: str) -> int:
 )
 def test_the_action_is_the_verb_a_request_leads_with(text, word):
     assert action_word(text) == word
+
+
+def test_a_request_that_seeks_finds_the_tool_asked_for_so(seeded):
+    # the file search is asked for with "find" ("find all the .tsx files"), the listers are not
+    page = page_for_query(
+        seeded,
+        "find every .proto file under the api dir",
+        limit=10,
+        unavailable=default_install(seeded),
+        settings=SearchSettings(),
+    )
+    assert [tool["name"] for tool in page["tools"]][:1] == ["search_files"], page
 
 
 def test_a_change_said_at_the_close_finds_its_tool(seeded):

@@ -33,6 +33,10 @@ _READ_OPENINGS = frozenset(
     whats where where's who who's whom whose when when's why how's is are am was were does do did
     has have had any""".split()
 )
+# Reading openings that say how to look, which few tools are asked for with: "find every yaml
+# file" is asked as the file search is ("find all the .tsx files"), where "show" or "what" is
+# how every reading tool is asked for.
+_SEEKING = frozenset("find search locate grep google decompile disassemble".split())
 # "how" reads when it asks for a quantity or a state ("how many", "how big"); "how do I
 # delete ..." is decided by the verb after it.
 _HOW_READS = frozenset("many much big large long old often far recent".split())
@@ -105,7 +109,7 @@ def action_words(text: str) -> tuple[str, ...]:
     # a reading opening is shared by every tool that reads ("show", "list", "what"); a function
     # word ("if it's 3pm ...", "in settings.py replace ...") names no action
     if first in _READ_OPENINGS:
-        return ()
+        return (first,) if first in _SEEKING else ()
     if first in _CHANGE_VERBS:
         return (first,)
     # what a request that opens with its object asks is said at its close
