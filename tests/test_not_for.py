@@ -84,6 +84,29 @@ def test_other_servers_say_what_they_leave_to_others(seeded):  # noqa: F811
     assert page_tools(seeded, "what time is it in Tokyo")[:1] == ["get_current_time"]
 
 
+def test_a_request_that_only_reads_is_not_taken_for_a_change_its_server_leaves_to_others(seeded):  # noqa: F811
+    from router.catalog.embeddings import catalog_model
+    from router.catalog.match_plan import term_stats
+    from router.catalog.request_intent import asks_for_a_change
+    from router.catalog.semantic_index import semantic_index
+
+    assert asks_for_a_change("open a PR for my branch") and asks_for_a_change("delete a branch")
+    assert not asks_for_a_change("git blame this file") and not asks_for_a_change("what's the news today")
+    # "is there a branch for X" came closest to "open a PR for my branch" of all git's requests
+    query = "is there already a branch for the oauth stuff? list em"
+    model = catalog_model()
+    index = semantic_index(seeded).refresh(model, term_stats(seeded).refresh())
+    vector = model.encode([query])[0]
+    as_any = index.not_for_matches(vector)["git"]
+    as_a_read = index.not_for_matches(vector, reads_only=True)["git"]
+    assert as_a_read.not_for < as_any.not_for and as_a_read.tools == as_any.tools
+    assert page_tools(seeded, query)[:1] == ["git_branch"]
+    # a read the server leaves to others still goes: git blame is not git's here
+    assert not [
+        name for name in page_tools(seeded, "show me the git blame for src/app.py") if name.startswith("git_")
+    ]
+
+
 def hit(name: str, server: str, **given) -> SearchHit:
     fields = {
         "cosine": 0.6,

@@ -14,12 +14,13 @@ server's examples (router/catalog/fit_gate.py rule 8).
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import apsw
 import numpy as np
 
 from router.catalog.model_vectors import EmbeddingModel, dequantized, quantize
+from router.catalog.request_intent import asks_for_a_change
 from router.catalog.request_payload import without_payload
 from router.clock import utc_now_iso
 from router.hashing import content_hash
@@ -134,6 +135,8 @@ class NotForRows:
 
     servers: list[str]
     matrix: np.ndarray  # (rows, dim) float32, L2-normalised
+    # whether each asks for a change (it leads with a verb of change: "delete a branch")
+    changes: list[bool] = field(default_factory=list)
 
 
 def _stored_vectors(conn: apsw.Connection, model_identity: str, dim: int) -> dict[str, tuple[float, bytes]]:
@@ -147,14 +150,16 @@ def not_for_rows(conn: apsw.Connection, model_identity: str, dim: int) -> NotFor
     """Every not-for request that has a vector for this model, with its server."""
     vectors = _stored_vectors(conn, model_identity, dim)
     found = [
-        (server, vectors[example_hash(text)])
+        (server, vectors[example_hash(text)], asks_for_a_change(text))
         for server, text in embedded_not_for(conn)
         if example_hash(text) in vectors
     ]
     if not found:
         return NotForRows([], np.zeros((0, dim), np.float32))
-    servers, stored = zip(*found)
-    return NotForRows(list(servers), dequantized([s for s, _ in stored], [v for _, v in stored]))
+    servers, stored, changes = zip(*found)
+    return NotForRows(
+        list(servers), dequantized([s for s, _ in stored], [v for _, v in stored]), list(changes)
+    )
 
 
 def example_rows(conn: apsw.Connection, model_identity: str, dim: int) -> ExampleRows:

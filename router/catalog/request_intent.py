@@ -123,6 +123,12 @@ def action_words(text: str) -> tuple[str, ...]:
     return (after, first) if after in _CHANGE_VERBS else (first,)
 
 
+def asks_for_a_change(text: str) -> bool:
+    """Whether the text leads with a verb of change ("delete a branch", "push my commits")."""
+    word = action_word(text)
+    return word is not None and is_change_verb(word)
+
+
 def is_change_verb(word: str) -> bool:
     """Whether the word (lower case) is a verb that asks for a change ("push", "merge")."""
     return word in _CHANGE_VERBS

@@ -33,7 +33,7 @@ from router.catalog.opposite_actions import names_the_opposite, says_it_exists
 from router.catalog.phrases import matched_phrases
 from router.catalog.query_words import Word, check_query, query_words
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change, in_plain_words
-from router.catalog.request_intent import action_word
+from router.catalog.request_intent import action_word, asks_only_to_read
 from router.catalog.request_objects import changes_a_named_path, names_a_path, removes_a_named_path
 from router.catalog.request_payload import LINK, without_fact, without_payload, without_topic
 from router.catalog.search_filters import Filters
@@ -327,9 +327,8 @@ def _semantic_candidates(
             cosines[tool_id] = max(cosine, EXAMPLE_COSINE_FACTOR * examples.of(tool_id))
     for tool_id in neighbours:
         pool.setdefault(tool_id, 0.0)
-    return SemanticParts(
-        cosines | neighbours, examples, weight, index.not_for_matches(vector, *readings), index
-    )
+    not_for = index.not_for_matches(vector, *readings, reads_only=asks_only_to_read(query))
+    return SemanticParts(cosines | neighbours, examples, weight, not_for, index)
 
 
 def search(

@@ -105,6 +105,7 @@ class SemanticIndex:
         self._example_owners = np.zeros(0, np.int64)
         # the servers' not-for requests' vectors, and each such server's rows
         self._not_for = np.zeros((0, 1), np.float32)
+        self._not_for_changes = np.zeros(0, bool)
         self._not_for_servers: dict[str, _NotForServer] = {}
 
     def refresh(self, model: EmbeddingModel, version: int | None = None) -> "SemanticIndex":
@@ -161,6 +162,7 @@ class SemanticIndex:
         tools and of their examples (`server_of`: each tool id's server)."""
         found = example_vectors.not_for_rows(self._conn, model.identity, model.dim)
         self._not_for = found.matrix
+        self._not_for_changes = np.array(found.changes, bool)
         names = np.array(found.servers, object)
         row_servers = np.array([server_of[tool_id] for tool_id in self.ids.tolist()], object)
         example_servers = np.array([server_of[tool_id] for tool_id in self._example_owners.tolist()], object)
@@ -173,18 +175,25 @@ class SemanticIndex:
             for name in sorted(set(found.servers))
         }
 
-    def not_for_matches(self, query: np.ndarray, *readings: np.ndarray) -> dict[str, NotForMatch]:
-        """For each server with not-for requests, how the request matches them and its tools."""
+    def not_for_matches(
+        self, query: np.ndarray, *readings: np.ndarray, reads_only: bool = False
+    ) -> dict[str, NotForMatch]:
+        """For each server with not-for requests, how the request matches them and its tools;
+        for a request that only reads (`reads_only`), the not-for requests that ask for a
+        change say nothing of it ("is there a branch for the oauth work?" is no "open a PR for
+        my branch")."""
         if not self._not_for_servers:
             return {}
         queries = np.stack([np.asarray(q, np.float32) for q in (query, *readings)], axis=1)
         not_for = (self._not_for @ queries).max(axis=1)
+        if reads_only:
+            not_for = np.where(self._not_for_changes, 0.0, not_for)
         matches = {}
         for name, server in self._not_for_servers.items():
             tools = (self.matrix[server.tool_rows] @ queries).max(initial=0.0)
             if len(server.example_rows):
                 tools = max(tools, (self._examples[server.example_rows] @ queries).max())
-            matches[name] = NotForMatch(float(not_for[server.rows].max()), float(tools))
+            matches[name] = NotForMatch(float(not_for[server.rows].max(initial=0.0)), float(tools))
         return matches
 
     def example_cosines(self, query: np.ndarray, *readings: np.ndarray) -> ExampleCosines:
