@@ -60,6 +60,7 @@ def test_a_job_the_git_server_leaves_to_others_gets_none_of_its_tools(seeded, qu
     "query, tool",
     [
         ("make a new branch called feature/login", "git_create_branch"),
+        ("spin up hotfix/cart-total off main", "git_create_branch"),  # the branch never named so
         ("switch over to the release branch", "git_checkout"),
         ("what's staged for the next commit", "git_diff_staged"),
         ("commit this with the message 'fix typo'", "git_commit"),
