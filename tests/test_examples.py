@@ -116,6 +116,26 @@ def test_examples_find_the_tool_that_words_and_descriptions_miss(tmp_path, conn)
     assert hit.explain.via_example and hit.evidence.example_cosine > hit.evidence.cosine - 0.01
 
 
+@pytest.mark.parametrize(
+    "query, first",
+    [
+        # asked as the clock's example "is it already past 6pm in London" asks
+        ("is it already past midnight in auckland?", "get_current_time"),
+        # a fact that ties two things is a relation, as "note that the checkout service depends
+        # on the inventory api" says, not a note on one of them
+        ("note that payments-api depends on postgres, link them", "create_relations"),
+    ],
+)
+def test_the_seeds_examples_put_the_tool_asked_so_first(conn, query, first):
+    from router.backends.servers import SearchSettings
+    from router.facade.search_page import page_for_query
+    from tests.test_search_page import default_install
+
+    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
+    page = page_for_query(conn, query, limit=10, unavailable=default_install(conn), settings=SearchSettings())
+    assert [tool["name"] for tool in page["tools"]][:1] == [first], page
+
+
 def test_a_user_catalogs_examples_count_like_the_seeds(conn, tmp_path):
     tools = [
         tool("note_append", "Append a line to the notes file."),
