@@ -45,7 +45,8 @@ gate keeps a hit only when all of these hold:
    are described or asked by keeps none of that server's tools but on a trigger or its exact
    name: the request asks for the job next to theirs that none of them does.
 9. Beside a hit asked for by a trigger phrase or its exact name ("google what the current node
-   LTS is" and a web search's trigger "google"), another server's hit with no strong sign is a
+   LTS is" and a web search's trigger "google"), or of a server the request names ("it's loaded
+   in r2", router/catalog/server_names.py), another server's hit with no strong sign is a
    near miss, callable or not: the words someone wrote for one tool outweigh a loose cosine
    elsewhere. Its own server's other tools stay (the clock's conversion beside its time). A hit
    that goes so outdoes nothing under rule 5.
@@ -164,7 +165,7 @@ def fitting(query: str, hits: Sequence[SearchHit], thresholds: Thresholds = DEFA
         and not (not_its_servers_job(hit.evidence, thresholds) and not named(hit.evidence))
     ]
     # rule 9: a hit asked for by name leaves no room for other servers' loose matches
-    named_servers = {hit.server for hit, evidence in fit if named(evidence)}
+    named_servers = {hit.server for hit, evidence in fit if named(evidence) or evidence.server_named}
     fit = [
         (hit, evidence)
         for hit, evidence in fit

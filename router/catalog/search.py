@@ -37,6 +37,7 @@ from router.catalog.request_intent import action_word, asks_only_to_read
 from router.catalog.request_objects import changes_a_named_path, names_a_path, removes_a_named_path
 from router.catalog.request_payload import LINK, without_fact, without_payload, without_topic
 from router.catalog.search_filters import Filters
+from router.catalog.server_names import server_names
 from router.clock import unix_now
 from router.errors import QueryError
 from router.facade.breaker import OPEN_SECONDS
@@ -180,6 +181,8 @@ class Evidence:
     # (router/catalog/request_objects.py): it cannot be doing what is asked of that file
     ignores_the_path: bool = False
     same_job: frozenset[str] = frozenset()
+    # the request names its server (router/catalog/server_names.py: "it's loaded in r2")
+    server_named: bool = False
 
 
 @dataclass(frozen=True)
@@ -447,6 +450,7 @@ def search(
         else {}
     )
     name_of = {entry[0]: entry[1].name for entry in kept}
+    named_servers = server_names(conn).refresh(version).named(query) if evidence else set()
     return [
         SearchHit(
             row.name,
@@ -479,6 +483,7 @@ def search(
                 *_not_for(semantic_parts, row.server),
                 path_named and not row.takes_a_path,
                 frozenset(name_of[other] for other in same_job.get(tool_id, ())),
+                row.server in named_servers,
             ),
         )
         for tool_id, row, score, reason, parts, cosine in kept
