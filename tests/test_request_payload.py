@@ -140,6 +140,12 @@ def test_a_fact_to_keep_finds_the_memory_s_writers_not_what_the_fact_says(seeded
     query = "remember that jonas owns the billing service and prefers PRs under 300 lines"
     page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
     assert [tool["name"] for tool in page["tools"]][:1] == ["create_entities"]
+    # the fact's words ("plan lives in runbook/atlas.md") matched the file writer
+    query = (
+        "save a note on project Atlas: deploy freeze starts dec 18, rollback plan lives in runbook/atlas.md"
+    )
+    page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+    assert [tool["name"] for tool in page["tools"]][:1] in (["add_observations"], ["create_entities"]), page
 
 
 @pytest.mark.parametrize(
@@ -155,6 +161,9 @@ def test_a_fact_to_keep_finds_the_memory_s_writers_not_what_the_fact_says(seeded
         ("remember that jonas owns the billing service", "remember that"),
         ("save a note that falcon ships march 3, runs on postgres 16", "save a note that"),
         ("note: the api is down", "note that"),
+        # where the fact goes is part of the ask
+        ("save a note on project atlas: deploy freeze starts dec 18", "save a note on project atlas that"),
+        ("jot down on the payments entry: rate limit is 100/min", "jot down on the payments entry that"),
         ("show the commit that broke the build", "show the commit that broke the build"),
         # too little left before the topic to match on, or no topic at all
         ("tell me about the release", "tell me about the release"),

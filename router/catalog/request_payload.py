@@ -96,7 +96,8 @@ MIN_WORDS_BEFORE_TOPIC = 3
 # that falcon ships march 3", "keep in mind for later: ...". The fact is payload; the ask is the
 # words before it.
 FACT = re.compile(
-    r"^(.*?\b(?:remember|note|keep in mind|don't forget|do not forget|jot down|write down))"
+    r"^(.*?\b(?:remember|note|keep in mind|don't forget|do not forget|jot down|write down)"
+    r"(?:\s+(?:on|to|in|under|about)\s[^:\n]{1,60}?)?)"
     r"(?:\s+for later)?(?:\s+that\s|\s*:\s).*$",
     re.IGNORECASE | re.DOTALL,
 )
