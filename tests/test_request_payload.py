@@ -52,6 +52,10 @@ from tests.test_search_page import default_install
         ("is status.stripe.com showing any incidents?", "is web page showing any incidents?"),
         ("what does the readme on github.com/astral-sh/uv say", "what does the readme on web page say"),
         ("run deploy.sh", "run file"),
+        # a name with more than one dot is one file; a sentence's last dot is no extension
+        ("rename old_config.json -> config.legacy.json", "rename file -> file"),
+        ("open app.test.ts", "open file"),
+        ("open app.py.", "open file ."),
         # numbers and times are the ask's own words; the first word is never taken for a name
         ("if it's 3pm in London, what time is it at 09:30 UTC", "if it's 3pm in , what time is it at 09:30"),
         ("Show the last 10 commits", "Show the last 10 commits"),

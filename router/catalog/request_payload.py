@@ -36,10 +36,11 @@ QUOTED = re.compile(r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|â€œ[^â€
 ADDRESS = re.compile(r"\b0x[0-9a-f]+\b", re.IGNORECASE)
 COMMIT_ID = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
 # a path with a slash (`src/app.py`, `build/`, `~/notes`), a file name with an extension (a
-# name of two characters at least: "e.g." is none) or a dotfile (`.gitignore`, `.env`)
+# name of two characters at least: "e.g." is none; `config.legacy.json` has two dots) or a
+# dotfile (`.gitignore`, `.env`)
 PATH = re.compile(
     r"(?<![\w/.@~-])(?:~|\.{1,2})?/?(?:[\w.@-]++/)+[\w.@-]*"
-    r"|(?<![\w/.@-])[\w@-]{2,}+\.[A-Za-z][A-Za-z0-9]{0,4}\b(?![\w/])"
+    r"|(?<![\w/.@-])[\w@-]{2,}+(?:\.[\w@-]++)*?\.[A-Za-z][A-Za-z0-9]{0,4}\b(?![\w/]|\.\w)"
     r"|(?<![\w/.@-])\.[A-Za-z][\w.-]*+(?![\w/])"
 )
 # a name made for a machine: parse_config, v0.3.0, release-2.1 (not a number or a time: 3pm)
