@@ -129,12 +129,10 @@ def test_examples_find_the_tool_that_words_and_descriptions_miss(tmp_path, conn)
     ],
 )
 def test_the_seeds_examples_put_the_tool_asked_so_first(conn, query, first):
-    from router.backends.servers import SearchSettings
-    from router.facade.search_page import page_for_query
-    from tests.test_search_page import default_install
+    from tests.test_search_page import default_page
 
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    page = page_for_query(conn, query, limit=10, unavailable=default_install(conn), settings=SearchSettings())
+    page = default_page(conn, query)
     assert [tool["name"] for tool in page["tools"]][:1] == [first], page
 
 

@@ -5,14 +5,13 @@ holds leaving no tool of known behaviour on the page."""
 
 import pytest
 
-from router.backends.servers import SearchSettings
 from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
 from router.catalog.match_plan import term_stats
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change, in_plain_words
 from router.catalog.request_intent import action_word, action_words
 from router.catalog.search import ACTION_WEIGHT, search
-from router.facade.search_page import NOTHING_FITS, page_for_query
-from tests.test_search_page import default_install
+from router.facade.search_page import NOTHING_FITS
+from tests.test_search_page import default_install, default_page
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +61,7 @@ def test_the_action_is_the_verb_a_request_leads_with(text, word):
 
 def test_a_request_that_seeks_finds_the_tool_asked_for_so(seeded):
     # the file search is asked for with "find" ("find all the .tsx files"), the listers are not
-    page = page_for_query(
-        seeded,
-        "find every .proto file under the api dir",
-        limit=10,
-        unavailable=default_install(seeded),
-        settings=SearchSettings(),
-    )
+    page = default_page(seeded, "find every .proto file under the api dir")
     assert [tool["name"] for tool in page["tools"]][:1] == ["search_files"], page
 
 
@@ -77,9 +70,7 @@ def test_a_change_said_at_the_close_finds_its_tool(seeded):
         "the note saying sam is on leave until monday is out of date, drop it",
         "that note about bob being on vacation is stale, drop it (keep bob tho)",
     ):
-        page = page_for_query(
-            seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
-        )
+        page = default_page(seeded, query)
         assert [tool["name"] for tool in page["tools"]][:1] == ["delete_observations"], (query, page)
 
 
@@ -122,13 +113,7 @@ def test_a_slang_verb_of_removal_is_read_in_plain_words_too(seeded):
     assert in_plain_words("delete the branch") == "delete the branch"
     assert in_plain_words("show me the branches") == "show me the branches"
     # git's not-for request "delete a branch" is found for the slang: no git tool is offered
-    page = page_for_query(
-        seeded,
-        "nuke the old-onboarding branch",
-        limit=10,
-        unavailable=default_install(seeded),
-        settings=SearchSettings(),
-    )
+    page = default_page(seeded, "nuke the old-onboarding branch")
     assert page == {"tools": [], "note": NOTHING_FITS}, page
 
 
@@ -164,13 +149,11 @@ def test_a_request_for_a_change_no_tool_names_gets_no_tool_of_known_behaviour(se
         assert asks_unnamed_change(seeded, query), query
         hits = search(seeded, query, unavailable=unavailable, callable_limit=True, evidence=True)
         assert any(hit.name.startswith("git_") for hit in hits), query  # the loose matches
-        page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
-        assert page == {"tools": [], "note": NOTHING_FITS}, (query, page)
+        assert default_page(seeded, query) == {"tools": [], "note": NOTHING_FITS}, query
     # a reminder is a change nothing here makes: a file's details are no near miss for it
     for query in ("remind me in 20 min to check the deploy", "set a reminder for 4pm to deploy the hotfix"):
         assert asks_unnamed_change(seeded, query), query
-        page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
-        assert page == {"tools": [], "note": NOTHING_FITS}, (query, page)
+        assert default_page(seeded, query) == {"tools": [], "note": NOTHING_FITS}, query
     # a verb the catalog holds, or a request that leads with none, is judged as before
     assert not asks_unnamed_change(seeded, "commit my staged changes")
     assert not asks_unnamed_change(seeded, "what did I push yesterday")

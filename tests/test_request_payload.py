@@ -4,7 +4,6 @@ whose names and paths differ from every example's finds the tool its ask matches
 
 import pytest
 
-from router.backends.servers import SearchSettings
 from router.catalog.request_payload import (
     FACT,
     MAX_READ_CHARS,
@@ -15,9 +14,8 @@ from router.catalog.request_payload import (
     without_topic,
 )
 from router.catalog.search import search
-from router.facade.search_page import page_for_query
 from tests.test_fit_gate import seeded  # noqa: F401 (a fixture)
-from tests.test_search_page import default_install
+from tests.test_search_page import default_page
 
 
 @pytest.mark.parametrize(
@@ -100,9 +98,7 @@ def test_names_in_a_request_no_longer_hide_the_example_that_asks_alike(seeded, m
 def test_a_host_named_without_its_scheme_is_fetched_not_matched_by_its_words(seeded):  # noqa: F811
     # "status" in the host's name is no git status: the words read a link as a link
     query = "is status.stripe.com showing any incidents rn?"
-    page = page_for_query(
-        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
-    )
+    page = default_page(seeded, query)
     assert [tool["name"] for tool in page["tools"]][:1] == ["fetch"]
 
 
@@ -110,21 +106,13 @@ def test_a_request_to_change_a_number_in_a_file_finds_the_file_editor(seeded):  
     # the digits of two ports weighed more than the ask; read as numbers, the request is as close
     # to the editor's example "change the port from 8080 to 9000 in server.js" as it looks
     query = "bump the postgres port in docker-compose.yml from 5432 to 5433"
-    page = page_for_query(
-        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
-    )
+    page = default_page(seeded, query)
     assert [tool["name"] for tool in page["tools"]][:1] == ["edit_file"], page
 
 
 def test_a_commit_id_reads_as_a_commit_not_a_memory_address(seeded):  # noqa: F811
     # a disassembler's cross references were closer to "what did <address> touch" than git's show
-    page = page_for_query(
-        seeded,
-        "what did 3f9c2e1 actually touch",
-        limit=10,
-        unavailable=default_install(seeded),
-        settings=SearchSettings(),
-    )
+    page = default_page(seeded, "what did 3f9c2e1 actually touch")
     assert [tool["name"] for tool in page["tools"]][:1] == ["git_show"], page
 
 
@@ -132,23 +120,20 @@ def test_a_request_to_post_a_json_body_is_no_fetch(seeded):  # noqa: F811
     # the fetch server's not-for "send a POST request to a URL with a JSON body" is found once the
     # body reads as json rather than as its quoted words
     query = 'POST {"name":"test"} to https://httpbin.org/post and show me the response'
-    page = page_for_query(
-        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
-    )
+    page = default_page(seeded, query)
     assert "fetch" not in [tool["name"] for tool in page["tools"]], page
 
 
 def test_a_fact_to_keep_finds_the_memory_s_writers_not_what_the_fact_says(seeded):  # noqa: F811
     # the fact's words ("owns", "service", "lines") matched a memory search and a file reader
-    unavailable = default_install(seeded)
     query = "remember that jonas owns the billing service and prefers PRs under 300 lines"
-    page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+    page = default_page(seeded, query)
     assert [tool["name"] for tool in page["tools"]][:1] == ["create_entities"]
     # the fact's words ("plan lives in runbook/atlas.md") matched the file writer
     query = (
         "save a note on project Atlas: deploy freeze starts dec 18, rollback plan lives in runbook/atlas.md"
     )
-    page = page_for_query(seeded, query, limit=10, unavailable=unavailable, settings=SearchSettings())
+    page = default_page(seeded, query)
     assert [tool["name"] for tool in page["tools"]][:1] in (["add_observations"], ["create_entities"]), page
 
 
@@ -199,9 +184,7 @@ def test_a_recall_about_a_topic_no_example_names_finds_the_memory_search(seeded,
     query = "do you have anything saved about the kubernetes cluster"
 
     def first_on_page() -> list[str]:
-        page = page_for_query(
-            seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
-        )
+        page = default_page(seeded, query)
         return [tool["name"] for tool in page["tools"]][:1]
 
     assert first_on_page() == ["search_nodes"]

@@ -48,6 +48,11 @@ def page_for(conn, query: str, unavailable: dict[str, str], limit: int = 10) -> 
     return page_for_query(conn, query, limit=limit, unavailable=unavailable, settings=SearchSettings())
 
 
+def default_page(conn, query: str) -> dict:
+    """The page a fresh install's agent gets for the request."""
+    return page_for(conn, query, default_install(conn))
+
+
 def test_a_page_lists_callable_tools_and_names_each_better_uncallable_server_once(seeded):
     unavailable = default_install(seeded)
     page = page_for(seeded, "decompile a function", unavailable)

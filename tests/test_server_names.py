@@ -4,23 +4,10 @@ the page makes of it (fit gate rule 9)."""
 
 import pytest
 
-from router.backends.servers import SearchSettings
 from router.catalog.match_plan import term_stats
 from router.catalog.server_names import server_names
-from router.facade.search_page import page_for_query
-from tests.test_search_page import default_install
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    from router.catalog.load import load_catalog
-    from router.db import connect
-    from router.paths import SEEDS_DIR
-
-    conn = connect(tmp_path_factory.mktemp("server-names") / "seeded.db")
-    load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
-    yield conn
-    conn.close()
+from tests.test_fit_gate import seeded  # noqa: F401 (a fixture)
+from tests.test_search_page import default_page
 
 
 @pytest.mark.parametrize(
@@ -38,15 +25,13 @@ def seeded(tmp_path_factory):
         ("add .venv/ to .gitignore and push to github", set()),
     ],
 )
-def test_a_request_names_a_server_by_its_name_or_its_tools_prefix(seeded, query, servers):
+def test_a_request_names_a_server_by_its_name_or_its_tools_prefix(seeded, query, servers):  # noqa: F811
     version = term_stats(seeded).refresh()
     assert server_names(seeded).refresh(version).named(query) == servers
 
 
-def test_a_request_that_names_its_server_gets_no_other_server_s_loose_match(seeded):
+def test_a_request_that_names_its_server_gets_no_other_server_s_loose_match(seeded):  # noqa: F811
     query = "any http urls hiding in firmware.bin? it's loaded in r2"
-    page = page_for_query(
-        seeded, query, limit=10, unavailable=default_install(seeded), settings=SearchSettings()
-    )
+    page = default_page(seeded, query)
     assert page["tools"] == []  # the file readers shared "firmware.bin" and nothing else
     assert page["unavailable"][0]["server"] == "radare2"
