@@ -2,8 +2,8 @@
 callable does the job?
 
 Requests (bench/queries/page_dev.jsonl, page_heldout.jsonl, page_final.jsonl, page_blind.jsonl
-and page_blind2.jsonl to page_blind6.jsonl for development: all but the first were written
-blind and held out until reported or seen, and have been tuned on since; page_blind7.jsonl held
+and page_blind2.jsonl to page_blind7.jsonl for development: all but the first were written
+blind and held out until reported or seen, and have been tuned on since; page_blind8.jsonl held
 out: written blind, reported once, never tuned on; `--dev` leaves it unread) are everyday requests, each line
 {"id", "query", "relevant": [tools, best first; [] when nothing in the catalog does it],
 "avoid": [tools that are a harmful first pick]}. Each is searched on the seeded catalog with
@@ -63,6 +63,7 @@ PAGE_BLIND3 = QUERIES_DIR / "page_blind3.jsonl"
 PAGE_BLIND4 = QUERIES_DIR / "page_blind4.jsonl"
 PAGE_BLIND5 = QUERIES_DIR / "page_blind5.jsonl"
 PAGE_BLIND6 = QUERIES_DIR / "page_blind6.jsonl"
+PAGE_BLIND7 = QUERIES_DIR / "page_blind7.jsonl"
 # Tuned on: page_heldout, page_final and the page_blind sets count here since each was reported
 # once (PAGE_SETS.md).
 DEVELOPMENT_PAGE_SETS = {
@@ -75,10 +76,11 @@ DEVELOPMENT_PAGE_SETS = {
     "page_blind4": PAGE_BLIND4,
     "page_blind5": PAGE_BLIND5,
     "page_blind6": PAGE_BLIND6,
+    "page_blind7": PAGE_BLIND7,
 }
-# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND7.md)
-PAGE_BLIND7 = QUERIES_DIR / "page_blind7.jsonl"
-HELD_OUT_PAGE_SETS = {"page_blind7": PAGE_BLIND7}
+# written blind to the examples, the other sets and the rules tuned on them (PAGE_BLIND8.md)
+PAGE_BLIND8 = QUERIES_DIR / "page_blind8.jsonl"
+HELD_OUT_PAGE_SETS = {"page_blind8": PAGE_BLIND8}
 # The servers a default install can call (issue 36: time, git, fetch, filesystem, memory).
 CORE_SERVERS = frozenset({"time", "git", "fetch", "filesystem", "memory"})
 GENERIC_REASON = "not installed in the default install"
