@@ -54,6 +54,12 @@ from tests.test_search_page import default_page
         ("rename old_config.json -> config.legacy.json", "rename file -> file"),
         ("open app.test.ts", "open file"),
         ("open app.py.", "open file ."),
+        # a date is a date, not three numbers (nor a path)
+        (
+            "how many business days between 2024-03-01 and 2024-11-15?",
+            "how many business days between date and date ?",
+        ),
+        ("commits since 3/1/2024", "commits since date"),
         # numbers and times are the ask's own words; the first word is never taken for a name
         ("if it's 3pm in London, what time is it at 09:30 UTC", "if it's 3pm in , what time is it at 09:30"),
         ("Show the last 10 commits", "Show the last 10 commits"),

@@ -35,6 +35,8 @@ QUOTED = re.compile(r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|`[^`\n]{1,200}`|â€œ[^â€
 # them): "what did 3f9c2e1 touch" asks about a commit, not what code an address refers to
 ADDRESS = re.compile(r"\b0x[0-9a-f]+\b", re.IGNORECASE)
 COMMIT_ID = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.IGNORECASE)
+# a calendar date (`2024-03-01`, `3/1/2024`): what it is, not its digits ("... between two dates")
+DATE = re.compile(r"(?<![\w/.-])(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4})(?![\w/.-])")
 # a path with a slash (`src/app.py`, `build/`, `~/notes`), a file name with an extension (a
 # name of two characters at least: "e.g." is none; `config.legacy.json` has two dots) or a
 # dotfile (`.gitignore`, `.env`)
@@ -50,7 +52,7 @@ NAME = re.compile(r"(?<=[^.!?\s]\s)(?!I\b)[A-Z][\w']*+(?:\s+(?!I\b)[A-Z][\w']*+)
 # a number of three digits or more (a port, a year, an id): what it is, not its digits, is the ask
 # ("from 5432 to 5433"); a count or a time ("the last 50 lines", "3pm", "09:30") stays
 NUMBER = re.compile(r"(?<![\w.:])\d{3,}+(?![\w.:])")
-PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, COMMIT_ID, PATH, IDENTIFIER, NAME, NUMBER)
+PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, COMMIT_ID, DATE, PATH, IDENTIFIER, NAME, NUMBER)
 
 IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "tiff"})
 AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "ogg", "flac", "m4a", "aac"})
@@ -80,6 +82,7 @@ def without_payload(text: str) -> str:
     text = QUOTED.sub(" text ", text)
     text = ADDRESS.sub(" address ", text)
     text = COMMIT_ID.sub(" commit ", text)
+    text = DATE.sub(" date ", text)
     text = PATH.sub(_path_kind, text)
     text = IDENTIFIER.sub(" ", text)
     text = NAME.sub(" ", text)
