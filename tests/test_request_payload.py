@@ -60,6 +60,9 @@ from tests.test_search_page import default_page
             "how many business days between date and date ?",
         ),
         ("commits since 3/1/2024", "commits since date"),
+        # a picture's format on its own is a picture; in a file's name it is the file's kind
+        ("full page png of https://acme.io/pricing", "full page image of web page"),
+        ("look at shot.png", "look at image file"),
         # numbers and times are the ask's own words; the first word is never taken for a name
         ("if it's 3pm in London, what time is it at 09:30 UTC", "if it's 3pm in , what time is it at 09:30"),
         ("Show the last 10 commits", "Show the last 10 commits"),
@@ -120,6 +123,15 @@ def test_a_commit_id_reads_as_a_commit_not_a_memory_address(seeded):  # noqa: F8
     # a disassembler's cross references were closer to "what did <address> touch" than git's show
     page = default_page(seeded, "what did 3f9c2e1 actually touch")
     assert [tool["name"] for tool in page["tools"]][:1] == ["git_show"], page
+
+
+def test_a_picture_of_a_page_is_no_fetch(seeded):  # noqa: F811
+    # fetch's examples of reading a page were as close as the page screenshot's; "png" as a
+    # picture leaves the screenshot ahead by the margin of rule 5
+    page = default_page(
+        seeded, "full page png of https://staging.acme.io/pricing so i can eyeball the layout"
+    )
+    assert page["tools"] == [] and page["unavailable"][0]["server"] == "crawl4ai", page
 
 
 def test_a_request_to_post_a_json_body_is_no_fetch(seeded):  # noqa: F811

@@ -52,7 +52,22 @@ NAME = re.compile(r"(?<=[^.!?\s]\s)(?!I\b)[A-Z][\w']*+(?:\s+(?!I\b)[A-Z][\w']*+)
 # a number of three digits or more (a port, a year, an id): what it is, not its digits, is the ask
 # ("from 5432 to 5433"); a count or a time ("the last 50 lines", "3pm", "09:30") stays
 NUMBER = re.compile(r"(?<![\w.:])\d{3,}+(?![\w.:])")
-PATTERNS = (LINK, EMAIL, JSON_OBJECT, QUOTED, ADDRESS, COMMIT_ID, DATE, PATH, IDENTIFIER, NAME, NUMBER)
+# a picture's format named on its own ("a full page png of ..."): a picture
+IMAGE_FORMAT = re.compile(r"(?<![\w.])(?:png|jpe?g|gif|webp)(?![\w.])", re.IGNORECASE)
+PATTERNS = (
+    LINK,
+    EMAIL,
+    JSON_OBJECT,
+    QUOTED,
+    ADDRESS,
+    COMMIT_ID,
+    DATE,
+    PATH,
+    IDENTIFIER,
+    NAME,
+    IMAGE_FORMAT,
+    NUMBER,
+)
 
 IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "tiff"})
 AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "ogg", "flac", "m4a", "aac"})
@@ -86,6 +101,7 @@ def without_payload(text: str) -> str:
     text = PATH.sub(_path_kind, text)
     text = IDENTIFIER.sub(" ", text)
     text = NAME.sub(" ", text)
+    text = IMAGE_FORMAT.sub(" image ", text)
     text = NUMBER.sub(" number ", text)
     return " ".join(text.split())
 
