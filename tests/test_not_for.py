@@ -77,9 +77,8 @@ def test_other_servers_say_what_they_leave_to_others(seeded):  # noqa: F811
     # fetch does not turn a page into a PDF, the clock sets no timers, memory deletes no branch
     assert "fetch" not in page_tools(seeded, "save https://example.com/guide as a pdf file")
     assert not {"get_current_time", "convert_time"} & set(page_tools(seeded, "set a timer for 25 minutes"))
-    assert not {"get_current_time", "convert_time"} & set(
-        page_tools(seeded, "how many business days between 2024-03-01 and 2024-11-15?")
-    )
+    # nor does the clock, or git's log of commits between two dates, count days between dates
+    assert page_tools(seeded, "how many business days between 2024-03-01 and 2024-11-15?") == []
     assert not {"delete_entities", "delete_observations"} & set(
         page_tools(seeded, "delete the hotfix-12 branch")
     )
