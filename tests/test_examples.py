@@ -126,6 +126,8 @@ def test_examples_find_the_tool_that_words_and_descriptions_miss(tmp_path, conn)
         ("note that payments-api depends on postgres, link them", "create_relations"),
         # the reader's trigger "everything you remember" is inside it, but it asks to forget
         ("nuke everything you remember about the old staging-v1 cluster", "delete_entities"),
+        # someone's entry, named by a possessive, with the fact after a colon
+        ("add to carol's entry: prefers async reviews, out on fridays", "add_observations"),
     ],
 )
 def test_the_seeds_examples_put_the_tool_asked_so_first(conn, query, first):
