@@ -128,9 +128,12 @@ def test_examples_find_the_tool_that_words_and_descriptions_miss(tmp_path, conn)
         ("nuke everything you remember about the old staging-v1 cluster", "delete_entities"),
         # someone's entry, named by a possessive, with the fact after a colon
         ("add to carol's entry: prefers async reviews, out on fridays", "add_observations"),
+        # its keywords: a size question is the listing with sizes, not the plain listing
+        ("which files in assets/ are the fattest", "list_directory_with_sizes"),
+        ("what's eating all the space in dist/", "list_directory_with_sizes"),
     ],
 )
-def test_the_seeds_examples_put_the_tool_asked_so_first(conn, query, first):
+def test_the_seeds_examples_and_keywords_put_the_tool_asked_so_first(conn, query, first):
     from tests.test_search_page import default_page
 
     load_catalog(conn, seed_dir=SEEDS_DIR, user_files=[])
