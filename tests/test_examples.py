@@ -124,6 +124,7 @@ def test_examples_find_the_tool_that_words_and_descriptions_miss(tmp_path, conn)
         # a fact that ties two things is a relation, as "note that the checkout service depends
         # on the inventory api" says, not a note on one of them
         ("note that payments-api depends on postgres, link them", "create_relations"),
+        ("remember: payments-api depends on redis-cache", "create_relations"),  # the tie read in the fact
         # the reader's trigger "everything you remember" is inside it, but it asks to forget
         ("nuke everything you remember about the old staging-v1 cluster", "delete_entities"),
         # someone's entry, named by a possessive, with the fact after a colon

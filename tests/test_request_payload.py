@@ -165,7 +165,10 @@ def test_a_fact_to_keep_finds_the_memory_s_writers_not_what_the_fact_says(seeded
         ("what's in there: the api notes", "what's in there"),
         ("keep in mind for later: likes short commit messages", "keep in mind that"),
         # a fact to keep is what to keep, not what is asked
-        ("remember that jonas owns the billing service", "remember that"),
+        ("remember that jonas prefers tabs", "remember that"),
+        # a fact that ties two things keeps how it ties them
+        ("remember that jonas owns the billing service", "remember that one owns another"),
+        ("remember: payments-api depends on redis-cache", "remember that one depends on another"),
         ("save a note that falcon ships march 3, runs on postgres 16", "save a note that"),
         ("note: the api is down", "note that"),
         # where the fact goes is part of the ask

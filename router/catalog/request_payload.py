@@ -123,6 +123,13 @@ FACT = re.compile(
 )
 
 
+# The ties between two things a fact may state ("payments-api depends on redis-cache").
+RELATION = re.compile(
+    r"\b(?:depends on|relies on|owns|manages|maintains|reports to|belongs to|works (?:at|on|for)|is part of)\b",
+    re.IGNORECASE,
+)
+
+
 def without_topic(reading: str) -> str:
     """A reading (without payload) without what it is about, or the reading itself when that
     would leave too little or there is no topic."""
@@ -141,4 +148,8 @@ def without_fact(text: str) -> str:
     if len(text) > MAX_READ_CHARS:
         return text
     fact = FACT.match(text)
-    return text if fact is None else f"{fact.group(1)} that"
+    if fact is None:
+        return text
+    # a fact that ties two things says how: that is what to keep, the two are the payload
+    relation = RELATION.search(text, fact.end(1))
+    return f"{fact.group(1)} that" + (f" one {relation.group(0).lower()} another" if relation else "")
