@@ -65,6 +65,17 @@ def test_a_request_that_seeks_finds_the_tool_asked_for_so(seeded):
     assert [tool["name"] for tool in page["tools"]][:1] == ["search_files"], page
 
 
+def test_a_long_run_of_spaces_or_brackets_is_read_once():
+    # the aside after a closing imperative once started at every space of a run before it:
+    # seconds at this length, where each reading takes milliseconds
+    import time
+
+    for text in (" " * 200_000, "a (" + " " * 200_000, "() " * 70_000, "drop it" + " " * 200_000 + "x"):
+        started = time.perf_counter()
+        action_word(text)
+        assert time.perf_counter() - started < 1.0, text[:8]
+
+
 def test_a_change_said_at_the_close_finds_its_tool(seeded):
     for query in (
         "the note saying sam is on leave until monday is out of date, drop it",

@@ -68,8 +68,10 @@ _PHRASAL_VERBS = (
 _CLOSING_IMPERATIVE = re.compile(
     r"[,;]\s*(?:pls\s+|please\s+|just\s+)?([a-z]+)\s+(?:it|them|that|this|those)\b[\w\s]{0,20}[.!]?\s*$"
 )
-# an aside in brackets at the very end ("..., drop it (keep bob tho)") is no part of the close
-_CLOSING_ASIDE = re.compile(r"\s*\([^()\n]{0,80}\)[\s.!]*$")
+# an aside in brackets at the very end ("..., drop it (keep bob tho)") is no part of the close;
+# it starts at its bracket (not at the spaces before it, which would read a long run of spaces
+# once per space) and takes what follows it whole
+_CLOSING_ASIDE = re.compile(r"\([^()\n]{0,80}\)[\s.!]*+$")
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
 _WORD = re.compile(r"[a-z][a-z'’]*")
 
