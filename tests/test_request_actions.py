@@ -8,7 +8,7 @@ import pytest
 from router.catalog.fit_gate import MIN_COSINE_TO_CHANGE, fitting
 from router.catalog.match_plan import term_stats
 from router.catalog.request_actions import action_stem, asked_with, asks_unnamed_change, in_plain_words
-from router.catalog.request_intent import action_word, action_words
+from router.catalog.request_intent import action_word, action_words, asks_only_to_read
 from router.catalog.search import ACTION_WEIGHT, search
 from router.facade.search_page import NOTHING_FITS
 from tests.test_search_page import default_install, default_page
@@ -74,6 +74,10 @@ def test_a_long_run_of_spaces_or_brackets_is_read_once():
         started = time.perf_counter()
         action_word(text)
         assert time.perf_counter() - started < 1.0, text[:8]
+    # so did the break between a request's clauses, read to tell a request that only reads
+    started = time.perf_counter()
+    asks_only_to_read("show" + " " * 200_000 + "x")
+    assert time.perf_counter() - started < 1.0
 
 
 def test_a_change_said_at_the_close_finds_its_tool(seeded):

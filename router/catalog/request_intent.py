@@ -72,7 +72,9 @@ _CLOSING_IMPERATIVE = re.compile(
 # it starts at its bracket (not at the spaces before it, which would read a long run of spaces
 # once per space) and takes what follows it whole
 _CLOSING_ASIDE = re.compile(r"\([^()\n]{0,80}\)[\s.!]*+$")
-_CLAUSE_BREAK = re.compile(r"\s*(?:[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b)\s*")
+# (no spaces around it in the pattern: a clause is read by its words, and a leading \s* would
+# start at every space of a long run of them)
+_CLAUSE_BREAK = re.compile(r"[,;:]|\band then\b|\bthen\b|\band\b|\bafter that\b")
 _WORD = re.compile(r"[a-z][a-z'’]*")
 
 
