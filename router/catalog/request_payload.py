@@ -7,7 +7,8 @@ for Priya and Sam" and the example "pull up the memory entries for Alice and Bob
 ask and little else. Both sides are read without their payload, each piece of it replaced by
 the word for its kind (a link is a web page, `logs/app.txt` a file, `build/` a folder, a
 picture's name an image file, `{"name": "test"}` json) or dropped when its kind says nothing
-(a name, an identifier). The tools' own vectors keep the whole text: only examples are written in a user's words.
+(a name, an identifier). The tools' own vectors keep the whole text: only examples are
+written in a user's words.
 """
 
 import re

@@ -176,10 +176,10 @@ class Evidence:
     # with the server's tools (own vectors and examples); 0 and 0 when it has none
     not_for_cosine: float = 0.0
     server_cosine: float = 0.0
-    # the other hits whose descriptions are nearly its own (SAME_JOB_COSINE): they do its job
     # the request names a file or folder by its path and this tool takes none
     # (router/catalog/request_objects.py): it cannot be doing what is asked of that file
     ignores_the_path: bool = False
+    # the other hits whose descriptions are nearly its own (SAME_JOB_COSINE): they do its job
     same_job: frozenset[str] = frozenset()
     # the request names its server (router/catalog/server_names.py: "it's loaded in r2")
     server_named: bool = False
